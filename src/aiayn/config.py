@@ -1,0 +1,127 @@
+"""Configuration: frozen dataclasses whose defaults are the paper's choices, and named presets."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ACTIVATIONS = ("relu", "gelu", "swish")
+POSITIONAL_LAYOUTS = ("interleaved", "concatenated")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """The encoder-decoder Transformer's shape. Defaults are the paper's base model (Table 3)."""
+
+    vocab_size: int = 37000  # joint source/target BPE vocabulary (paper: ~37k for EN-DE)
+    d_model: int = 512  # width of every sub-layer output and of the embeddings
+    d_ff: int = 2048  # inner size of the position-wise feed-forward net
+    n_heads: int = 8  # h, attention heads; d_k = d_v = d_model / h
+    n_encoder_layers: int = 6  # N for the encoder stack
+    n_decoder_layers: int = 6  # N for the decoder stack
+    dropout: float = 0.1  # P_drop: on embedding+position sums and on every sub-layer output
+    attention_dropout: float = 0.0  # on attention weights; not in the paper, so off by default
+    norm_first: bool = False  # False: the paper's post-norm LayerNorm(x + Sublayer(x))
+    norm_eps: float = 1e-5  # LayerNorm epsilon, inside the square root
+    activation: str = "relu"  # FFN non-linearity: relu (paper), gelu, or swish (= SiLU)
+    tie_embeddings: bool = True  # source, target and pre-softmax projection share one matrix
+    positional: str = "interleaved"  # sin/cos interleaved (paper) or concatenated (fairseq, Marian)
+    pad_id: int = 0  # padding token: never attended to, carries no loss
+    bos_id: int = 1  # first token of every decoder input
+    eos_id: int = 2  # ends every sentence
+
+    def __post_init__(self) -> None:
+        problems = []
+        for name in ("vocab_size", "d_model", "d_ff", "n_heads"):
+            if getattr(self, name) < 1:
+                problems.append(f"{name} must be positive, got {getattr(self, name)}")
+        if self.n_encoder_layers < 1 or self.n_decoder_layers < 1:
+            problems.append("n_encoder_layers and n_decoder_layers must be at least 1")
+        if self.n_heads >= 1 and self.d_model % self.n_heads:
+            problems.append(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}")
+        if self.d_model % 2:
+            problems.append(f"d_model={self.d_model} must be even for sinusoidal positions")
+        for name in ("dropout", "attention_dropout"):
+            if not 0.0 <= getattr(self, name) < 1.0:
+                problems.append(f"{name} must be in [0, 1), got {getattr(self, name)}")
+        if self.activation not in ACTIVATIONS:
+            problems.append(f"activation={self.activation!r}; choose one of {ACTIVATIONS}")
+        if self.positional not in POSITIONAL_LAYOUTS:
+            problems.append(f"positional={self.positional!r}; choose one of {POSITIONAL_LAYOUTS}")
+        ids = {"pad_id": self.pad_id, "bos_id": self.bos_id, "eos_id": self.eos_id}
+        for name, value in ids.items():
+            if not 0 <= value < self.vocab_size:
+                problems.append(f"{name}={value} is outside the vocabulary [0, {self.vocab_size})")
+        if len(set(ids.values())) != len(ids):
+            problems.append(f"pad_id, bos_id and eos_id must differ, got {ids}")
+        if problems:
+            raise ValueError("Invalid ModelConfig: " + "; ".join(problems))
+
+    @property
+    def d_head(self) -> int:
+        """d_k = d_v, the size of one attention head."""
+        return self.d_model // self.n_heads
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any], source: str = "config") -> ModelConfig:
+        """Build from a mapping, rejecting unknown keys with the list of valid ones."""
+        check_keys(cls, values, source)
+        return cls(**values)
+
+    def replace(self, **changes: Any) -> ModelConfig:
+        """A copy with some fields changed; unknown names are an error that lists the valid ones."""
+        check_keys(type(self), changes, "override")
+        return dataclasses.replace(self, **changes)
+
+    def save_json(self, path: Path) -> None:
+        path.write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load_json(cls, path: Path) -> ModelConfig:
+        try:
+            values = json.loads(Path(path).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise FileNotFoundError(
+                f"{path}: no model config here; point to a directory written by Transformer.save"
+            ) from None
+        except json.JSONDecodeError as err:
+            raise ValueError(
+                f"{path}, line {err.lineno}: not valid JSON ({err.msg}); re-save the model"
+            ) from None
+        return cls.from_dict(values, source=str(path))
+
+
+def check_keys(cls: type, values: dict[str, Any], source: str) -> None:
+    """Raise a readable error if `values` names fields that `cls` does not have."""
+    valid = [f.name for f in dataclasses.fields(cls)]
+    unknown = sorted(set(values) - set(valid))
+    if unknown:
+        raise ValueError(
+            f"{source}: unknown {cls.__name__} key(s) {unknown}; valid keys are {', '.join(valid)}"
+        )
+
+
+# The paper's two models (Table 3), a CPU-sized model and a tiny one for tests.
+PRESETS: dict[str, ModelConfig] = {
+    "base": ModelConfig(),
+    "big": ModelConfig(d_model=1024, d_ff=4096, n_heads=16, dropout=0.3),
+    "small": ModelConfig(
+        d_model=256, d_ff=1024, n_heads=4, n_encoder_layers=3, n_decoder_layers=3, vocab_size=8000
+    ),
+    "tiny": ModelConfig(
+        vocab_size=64, d_model=32, d_ff=64, n_heads=4, n_encoder_layers=2, n_decoder_layers=2
+    ),
+}
+
+
+def preset(name: str, **changes: Any) -> ModelConfig:
+    """A named preset, optionally with fields changed (e.g. the vocabulary size of your data)."""
+    if name not in PRESETS:
+        raise ValueError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
+    return PRESETS[name].replace(**changes)

@@ -1,0 +1,26 @@
+"""The encoder-decoder Transformer of Vaswani et al. (2017).
+
+Notation for tensor shapes, used in a comment on every line that changes one (batch first):
+
+    B   batch size                      S   source length
+    T   target length (new steps)       P   target steps already in the cache
+    D   d_model                         H   attention heads
+    Dh  d_model / H, the head size      V   vocabulary size
+    K   beam size (B*K rows when beams are flattened into the batch)
+
+Masks follow one convention everywhere: boolean, True = may attend, broadcastable to (B, H, T, S);
+they are built in `aiayn.model.masks` only.
+"""
+
+from aiayn.model.cache import KVCache
+from aiayn.model.params import count_parameters
+from aiayn.model.transformer import AttentionMaps, Decoded, Encoded, Transformer
+
+__all__ = [
+    "AttentionMaps",
+    "Decoded",
+    "Encoded",
+    "KVCache",
+    "Transformer",
+    "count_parameters",
+]

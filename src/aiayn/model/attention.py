@@ -1,0 +1,111 @@
+"""Scaled dot-product and multi-head attention (paper section 3.2)."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from aiayn.model.masks import causal_mask
+
+
+def scaled_dot_product_attention(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    mask: Tensor | None = None,
+    is_causal: bool = False,
+    dropout_p: float = 0.0,
+    need_weights: bool = False,
+) -> tuple[Tensor, Tensor | None]:
+    """softmax(Q K^T / sqrt(d_k)) V, with masked scores set to -inf.
+
+    The fast path is PyTorch's fused kernel; `need_weights=True` takes an explicit path that also
+    returns the attention weights (for plots). Both compute the same function.
+
+    Args:
+        q: (B, H, T, Dh) queries.
+        k, v: (B, H, S, Dh) keys and values.
+        mask: boolean, True = may attend, broadcastable to (B, H, T, S); or None.
+        is_causal: query t sees keys <= t (square attention only; exclusive with `mask`).
+        dropout_p: dropout on the attention weights (0 in eval).
+        need_weights: also return the weights.
+
+    Returns:
+        (B, H, T, Dh) output and, if asked, (B, H, T, S) weights.
+    """
+    if not need_weights:
+        out = F.scaled_dot_product_attention(
+            q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal
+        )  # (B, H, T, Dh)
+        return out, None
+    if is_causal:
+        mask = causal_mask(q.shape[-2], k.shape[-2] - q.shape[-2], q.device)  # (T, S)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (B, H, T, S)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores.float(), dim=-1).to(q.dtype)  # (B, H, T, S)
+    out = F.dropout(weights, p=dropout_p) @ v  # (B, H, T, Dh)
+    return out, weights
+
+
+class MultiHeadAttention(nn.Module):
+    """MultiHead(Q, K, V) = Concat(head_1..head_h) W^O with head_i = Attention(Q W_i^Q, ...).
+
+    W^Q, W^K and W^V are stored stacked as one (3D, D) matrix, so self-attention projects with a
+    single matrix product, and cross-attention uses its Q rows on the decoder and its K/V rows
+    on the memory (once per source, via the cache). The caller projects, then `attend`s.
+    """
+
+    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0) -> None:
+        super().__init__()
+        self.n_heads = n_heads
+        self.d_model = d_model
+        self.dropout = dropout
+        self.w_qkv = nn.Linear(d_model, 3 * d_model)  # rows: W^Q, W^K, W^V
+        self.w_o = nn.Linear(d_model, d_model)
+
+    def _split_heads(self, x: Tensor) -> Tensor:
+        B, L, _ = x.shape
+        return x.view(B, L, self.n_heads, -1).transpose(1, 2)  # (B, H, L, Dh)
+
+    def project_qkv(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """Self-attention projections: (B, L, D) -> three (B, H, L, Dh)."""
+        q, k, v = self.w_qkv(x).chunk(3, dim=-1)  # 3 x (B, L, D)
+        return self._split_heads(q), self._split_heads(k), self._split_heads(v)
+
+    def project_q(self, x: Tensor) -> Tensor:
+        """Query projection only: (B, T, D) -> (B, H, T, Dh)."""
+        D = self.d_model
+        return self._split_heads(F.linear(x, self.w_qkv.weight[:D], self.w_qkv.bias[:D]))
+
+    def project_kv(self, x: Tensor) -> tuple[Tensor, Tensor]:
+        """Key and value projections: (B, S, D) -> two (B, H, S, Dh)."""
+        D = self.d_model
+        kv = F.linear(x, self.w_qkv.weight[D:], self.w_qkv.bias[D:])  # (B, S, 2D)
+        k, v = kv.chunk(2, dim=-1)  # 2 x (B, S, D)
+        return self._split_heads(k), self._split_heads(v)
+
+    def attend(
+        self,
+        q: Tensor,
+        k: Tensor,
+        v: Tensor,
+        mask: Tensor | None = None,
+        is_causal: bool = False,
+        need_weights: bool = False,
+    ) -> tuple[Tensor, Tensor | None]:
+        """Attention over projected heads, then W^O.
+
+        Returns:
+            (B, T, D) output and, if asked, (B, H, T, S) weights.
+        """
+        dropout_p = self.dropout if self.training else 0.0
+        heads, weights = scaled_dot_product_attention(
+            q, k, v, mask, is_causal, dropout_p, need_weights
+        )  # (B, H, T, Dh)
+        B, _, T, _ = heads.shape
+        out = heads.transpose(1, 2).reshape(B, T, self.d_model)  # (B, T, D)
+        return self.w_o(out), weights

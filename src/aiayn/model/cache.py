@@ -1,0 +1,59 @@
+"""The decoder's key/value cache: explicit state that incremental decoding passes in and returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from torch import Tensor
+
+
+@dataclass(frozen=True)
+class KVCache:
+    """Keys/values of past target steps and of the source, one entry per decoder layer.
+
+    Self-attention keys/values grow by one step per decoded token; cross-attention keys/values
+    are projected from the memory once per source (by `Transformer.init_cache`) and reused.
+    """
+
+    self_k: tuple[Tensor, ...]  # per layer (B, H, P, Dh)
+    self_v: tuple[Tensor, ...]  # per layer (B, H, P, Dh)
+    cross_k: tuple[Tensor, ...]  # per layer (B, H, S, Dh)
+    cross_v: tuple[Tensor, ...]  # per layer (B, H, S, Dh)
+    src_mask: Tensor  # (B, 1, 1, S), True = real source token
+
+    @property
+    def length(self) -> int:
+        """P, the number of target steps already decoded."""
+        return self.self_k[0].shape[2]
+
+    @property
+    def batch_size(self) -> int:
+        return self.src_mask.shape[0]
+
+    def reorder(self, indices: Tensor) -> KVCache:
+        """Select (and repeat) batch rows, e.g. the surviving hypotheses of a beam search.
+
+        Args:
+            indices: (B',) long row indices into the current batch.
+        """
+
+        def pick(tensors: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
+            return tuple(t.index_select(0, indices) for t in tensors)  # each (B', ...)
+
+        return KVCache(
+            self_k=pick(self.self_k),
+            self_v=pick(self.self_v),
+            cross_k=pick(self.cross_k),
+            cross_v=pick(self.cross_v),
+            src_mask=self.src_mask.index_select(0, indices),  # (B', 1, 1, S)
+        )
+
+    def extended(self, new_k: list[Tensor], new_v: list[Tensor]) -> KVCache:
+        """A cache whose self-attention keys/values are replaced by the given (longer) ones."""
+        return replace(self, self_k=tuple(new_k), self_v=tuple(new_v))
+
+
+def empty_self_kv(like: Tensor, n_layers: int) -> tuple[Tensor, ...]:
+    """Zero-length self-attention keys or values shaped like a cross one: (B, H, 0, Dh) each."""
+    B, H, _, Dh = like.shape
+    return tuple(like.new_empty(B, H, 0, Dh) for _ in range(n_layers))

@@ -1,0 +1,153 @@
+"""Encoder and decoder layers (paper section 3.1) and their parts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from aiayn.model.attention import MultiHeadAttention
+
+_ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu, "swish": F.silu}
+
+
+class FeedForward(nn.Module):
+    """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2, applied at every position (section 3.3)."""
+
+    def __init__(self, d_model: int, d_ff: int, activation: str = "relu") -> None:
+        super().__init__()
+        self.w_1 = nn.Linear(d_model, d_ff)
+        self.w_2 = nn.Linear(d_ff, d_model)
+        self.activation = _ACTIVATIONS[activation]
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.w_2(self.activation(self.w_1(x)))  # (B, L, D_ff) -> (B, L, D)
+
+
+class Residual(nn.Module):
+    """The connection around each sub-layer, with its LayerNorm and dropout.
+
+    Post-norm (the paper): LayerNorm(x + Dropout(Sublayer(x))).
+    Pre-norm (option):     x + Dropout(Sublayer(LayerNorm(x))).
+    Call `enter` on the sub-layer's input and `exit` with its output.
+    """
+
+    def __init__(self, d_model: int, dropout: float, norm_first: bool, eps: float) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(d_model, eps=eps)
+        self.dropout = nn.Dropout(dropout)
+        self.norm_first = norm_first
+
+    def enter(self, x: Tensor) -> Tensor:
+        return self.norm(x) if self.norm_first else x
+
+    def exit(self, x: Tensor, sublayer_out: Tensor) -> Tensor:
+        y = x + self.dropout(sublayer_out)
+        return y if self.norm_first else self.norm(y)
+
+
+@dataclass(frozen=True)
+class LayerSpec:
+    """Plain sizes shared by encoder and decoder layers (read from the config by the builder)."""
+
+    d_model: int
+    d_ff: int
+    n_heads: int
+    dropout: float
+    attention_dropout: float
+    norm_first: bool
+    norm_eps: float
+    activation: str
+
+    def residual(self) -> Residual:
+        return Residual(self.d_model, self.dropout, self.norm_first, self.norm_eps)
+
+    def attention(self) -> MultiHeadAttention:
+        return MultiHeadAttention(self.d_model, self.n_heads, self.attention_dropout)
+
+    def feed_forward(self) -> FeedForward:
+        return FeedForward(self.d_model, self.d_ff, self.activation)
+
+
+class EncoderLayer(nn.Module):
+    """Self-attention, then the feed-forward net; each inside a residual connection."""
+
+    def __init__(self, spec: LayerSpec) -> None:
+        super().__init__()
+        self.self_attn = spec.attention()
+        self.self_attn_residual = spec.residual()
+        self.ffn = spec.feed_forward()
+        self.ffn_residual = spec.residual()
+
+    def forward(
+        self, x: Tensor, src_mask: Tensor, need_weights: bool = False
+    ) -> tuple[Tensor, Tensor | None]:
+        """(B, S, D) -> (B, S, D), and the (B, H, S, S) self-attention weights if asked."""
+        h = self.self_attn_residual.enter(x)
+        q, k, v = self.self_attn.project_qkv(h)  # 3 x (B, H, S, Dh)
+        a, weights = self.self_attn.attend(q, k, v, mask=src_mask, need_weights=need_weights)
+        x = self.self_attn_residual.exit(x, a)
+        x = self.ffn_residual.exit(x, self.ffn(self.ffn_residual.enter(x)))
+        return x, weights
+
+
+@dataclass(frozen=True)
+class DecoderLayerOutput:
+    x: Tensor  # (B, T, D)
+    self_k: Tensor  # (B, H, P+T, Dh): past and new keys, for the cache
+    self_v: Tensor  # (B, H, P+T, Dh)
+    self_weights: Tensor | None  # (B, H, T, P+T) when asked
+    cross_weights: Tensor | None  # (B, H, T, S) when asked
+
+
+class DecoderLayer(nn.Module):
+    """Masked self-attention, cross-attention over the memory, then the feed-forward net."""
+
+    def __init__(self, spec: LayerSpec) -> None:
+        super().__init__()
+        self.self_attn = spec.attention()
+        self.self_attn_residual = spec.residual()
+        self.cross_attn = spec.attention()
+        self.cross_attn_residual = spec.residual()
+        self.ffn = spec.feed_forward()
+        self.ffn_residual = spec.residual()
+
+    def forward(
+        self,
+        x: Tensor,
+        cross_k: Tensor,
+        cross_v: Tensor,
+        src_mask: Tensor,
+        past_k: Tensor | None = None,
+        past_v: Tensor | None = None,
+        self_mask: Tensor | None = None,
+        need_weights: bool = False,
+    ) -> DecoderLayerOutput:
+        """One decoder layer over T new target steps.
+
+        Args:
+            x: (B, T, D) the new steps.
+            cross_k, cross_v: (B, H, S, Dh) the memory's keys/values for this layer.
+            src_mask: (B, 1, 1, S), True = real source token.
+            past_k, past_v: (B, H, P, Dh) self-attention keys/values of earlier steps, or None.
+            self_mask: (T, P+T) boolean, or None for plain causal attention (P = 0) or a single
+                new step (which may see everything before it).
+        """
+        h = self.self_attn_residual.enter(x)
+        q, k, v = self.self_attn.project_qkv(h)  # 3 x (B, H, T, Dh)
+        if past_k is not None and past_v is not None:
+            k = torch.cat((past_k, k), dim=2)  # (B, H, P+T, Dh)
+            v = torch.cat((past_v, v), dim=2)  # (B, H, P+T, Dh)
+        is_causal = self_mask is None and q.shape[2] > 1 and k.shape[2] == q.shape[2]
+        a, self_weights = self.self_attn.attend(q, k, v, self_mask, is_causal, need_weights)
+        x = self.self_attn_residual.exit(x, a)
+
+        q = self.cross_attn.project_q(self.cross_attn_residual.enter(x))  # (B, H, T, Dh)
+        a, cross_weights = self.cross_attn.attend(
+            q, cross_k, cross_v, mask=src_mask, need_weights=need_weights
+        )
+        x = self.cross_attn_residual.exit(x, a)
+        x = self.ffn_residual.exit(x, self.ffn(self.ffn_residual.enter(x)))
+        return DecoderLayerOutput(x, k, v, self_weights, cross_weights)

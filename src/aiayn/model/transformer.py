@@ -1,0 +1,286 @@
+"""The Transformer: embeddings, encoder and decoder stacks, output projection; save and load."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file, save_file
+from torch import Tensor, nn
+
+from aiayn.config import ModelConfig
+from aiayn.files import atomic_write
+from aiayn.model.attention import MultiHeadAttention
+from aiayn.model.cache import KVCache, empty_self_kv
+from aiayn.model.layers import DecoderLayer, EncoderLayer, LayerSpec
+from aiayn.model.masks import causal_mask, padding_mask
+from aiayn.model.positional import sinusoidal_encoding
+
+CONFIG_FILE = "config.json"
+WEIGHTS_FILE = "model.safetensors"
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """The encoder's output: the memory the decoder attends to, and which of it is real."""
+
+    memory: Tensor  # (B, S, D)
+    src_mask: Tensor  # (B, 1, 1, S), True = real source token
+    self_attention: tuple[Tensor, ...] = ()  # per layer (B, H, S, S), when asked
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """The decoder's output for T new steps."""
+
+    logits: Tensor  # (B, T, V)
+    cache: KVCache | None = None  # the cache extended by these steps, when one was given
+    self_attention: tuple[Tensor, ...] = ()  # per layer (B, H, T, P+T), when asked
+    cross_attention: tuple[Tensor, ...] = ()  # per layer (B, H, T, S), when asked
+
+
+@dataclass(frozen=True)
+class AttentionMaps:
+    """Every attention weight of one forward pass, per layer; each (B, H, queries, keys)."""
+
+    encoder: tuple[Tensor, ...]  # (B, H, S, S)
+    decoder_self: tuple[Tensor, ...]  # (B, H, T, T)
+    cross: tuple[Tensor, ...]  # (B, H, T, S)
+
+
+class Transformer(nn.Module):
+    """Encoder-decoder Transformer. The only place that reads a `ModelConfig`.
+
+    Padding is given by `cfg.pad_id`; targets are right-padded (padding after the real tokens),
+    so causal masking alone keeps real target positions from seeing target padding.
+    """
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        spec = LayerSpec(
+            d_model=cfg.d_model,
+            d_ff=cfg.d_ff,
+            n_heads=cfg.n_heads,
+            dropout=cfg.dropout,
+            attention_dropout=cfg.attention_dropout,
+            norm_first=cfg.norm_first,
+            norm_eps=cfg.norm_eps,
+            activation=cfg.activation,
+        )
+        # One matrix serves source, target and output when tied (section 3.4).
+        self.src_embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        self.tgt_embed = None if cfg.tie_embeddings else nn.Embedding(cfg.vocab_size, cfg.d_model)
+        self.out_proj = (
+            None if cfg.tie_embeddings else nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
+        )
+        self.embed_dropout = nn.Dropout(cfg.dropout)
+        self.encoder_layers = nn.ModuleList(EncoderLayer(spec) for _ in range(cfg.n_encoder_layers))
+        self.decoder_layers = nn.ModuleList(DecoderLayer(spec) for _ in range(cfg.n_decoder_layers))
+        # Pre-norm stacks end with a LayerNorm; post-norm layers already end with one.
+        self.encoder_norm = nn.LayerNorm(cfg.d_model, cfg.norm_eps) if cfg.norm_first else None
+        self.decoder_norm = nn.LayerNorm(cfg.d_model, cfg.norm_eps) if cfg.norm_first else None
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Xavier-uniform for every weight matrix (W^Q, W^K, W^V each on its own), zero biases;
+        embeddings N(0, d_model^-0.5) as in tensor2tensor, so scaled by sqrt(d_model) they have
+        unit variance; the padding row starts at zero."""
+        D = self.cfg.d_model
+        for module in self.modules():
+            if isinstance(module, nn.Linear):
+                nn.init.xavier_uniform_(module.weight)
+                if module.bias is not None:
+                    nn.init.zeros_(module.bias)
+            elif isinstance(module, nn.Embedding):
+                nn.init.normal_(module.weight, mean=0.0, std=D**-0.5)
+                with torch.no_grad():
+                    module.weight[self.cfg.pad_id].zero_()
+        for module in self.modules():
+            if isinstance(module, MultiHeadAttention):  # W^Q, W^K, W^V are stored stacked
+                for block in module.w_qkv.weight.split(D):  # 3 x (D, D)
+                    nn.init.xavier_uniform_(block)
+        if self.out_proj is not None:
+            nn.init.normal_(self.out_proj.weight, mean=0.0, std=D**-0.5)
+
+    # -- embeddings ---------------------------------------------------------------------------
+
+    def _embed(self, tokens: Tensor, table: nn.Embedding, start: int = 0) -> Tensor:
+        """Embedding * sqrt(d_model) + positional encoding, then dropout (section 3.4-3.5)."""
+        positions = torch.arange(start, start + tokens.shape[1], device=tokens.device)  # (L,)
+        pe = sinusoidal_encoding(positions, self.cfg.d_model, self.cfg.positional)  # (L, D)
+        x = table(tokens) * math.sqrt(self.cfg.d_model) + pe.to(table.weight.dtype)  # (B, L, D)
+        return self.embed_dropout(x)
+
+    def _target_table(self) -> nn.Embedding:
+        return self.src_embed if self.tgt_embed is None else self.tgt_embed
+
+    def project(self, h: Tensor) -> Tensor:
+        """Pre-softmax linear projection: (B, T, D) -> (B, T, V) logits."""
+        weight = self.src_embed.weight if self.out_proj is None else self.out_proj.weight
+        return h @ weight.t()  # (B, T, V)
+
+    # -- encoder ------------------------------------------------------------------------------
+
+    def encode(self, src: Tensor, need_weights: bool = False) -> Encoded:
+        """Run the encoder stack.
+
+        Args:
+            src: (B, S) source token ids, padded with `cfg.pad_id`.
+            need_weights: also return each layer's self-attention weights.
+
+        Returns:
+            `Encoded` with memory (B, S, D) and src_mask (B, 1, 1, S).
+        """
+        src_mask = padding_mask(src, self.cfg.pad_id)  # (B, 1, 1, S)
+        x = self._embed(src, self.src_embed)  # (B, S, D)
+        weights = []
+        for layer in self.encoder_layers:
+            x, w = layer(x, src_mask, need_weights)  # (B, S, D)
+            weights.append(w)
+        if self.encoder_norm is not None:
+            x = self.encoder_norm(x)
+        return Encoded(x, src_mask, tuple(weights) if need_weights else ())
+
+    # -- decoder ------------------------------------------------------------------------------
+
+    def init_cache(self, encoded: Encoded) -> KVCache:
+        """An empty cache for decoding from `encoded`: cross-attention keys/values are projected
+        from the memory here, once per source, and reused at every step."""
+        cross = [layer.cross_attn.project_kv(encoded.memory) for layer in self.decoder_layers]
+        cross_k = tuple(k for k, _ in cross)  # per layer (B, H, S, Dh)
+        cross_v = tuple(v for _, v in cross)  # per layer (B, H, S, Dh)
+        return KVCache(
+            self_k=empty_self_kv(cross_k[0], len(cross)),
+            self_v=empty_self_kv(cross_v[0], len(cross)),
+            cross_k=cross_k,
+            cross_v=cross_v,
+            src_mask=encoded.src_mask,
+        )
+
+    def decode(
+        self,
+        tgt: Tensor,
+        encoded: Encoded | None = None,
+        cache: KVCache | None = None,
+        need_weights: bool = False,
+    ) -> Decoded:
+        """Run the decoder stack over target steps, all at once or continuing a cache.
+
+        Give `encoded` for a full pass over `tgt` (training, scoring), or `cache` (from
+        `init_cache`, then from the previous call) to decode T new steps after the P cached ones.
+
+        Args:
+            tgt: (B, T) target token ids; the first step of a sentence is `cfg.bos_id`.
+            encoded: the encoder's output, for a pass without a cache.
+            cache: the cache to continue; the returned `Decoded.cache` includes these steps.
+            need_weights: also return each layer's attention weights.
+
+        Returns:
+            `Decoded` with logits (B, T, V).
+        """
+        if (encoded is None) == (cache is None):
+            raise ValueError("decode needs exactly one of `encoded` (full pass) or `cache`")
+        n_past = 0 if cache is None else cache.length
+        T = tgt.shape[1]
+        # Plain causal attention is left to the fused kernel; a mask is needed only when several
+        # new steps follow cached ones.
+        self_mask = causal_mask(T, n_past, tgt.device) if n_past and T > 1 else None  # (T, P+T)
+        if cache is None:
+            assert encoded is not None
+            cross = [layer.cross_attn.project_kv(encoded.memory) for layer in self.decoder_layers]
+            src_mask = encoded.src_mask
+        else:
+            cross = list(zip(cache.cross_k, cache.cross_v, strict=True))
+            src_mask = cache.src_mask
+
+        x = self._embed(tgt, self._target_table(), start=n_past)  # (B, T, D)
+        new_k, new_v, self_weights, cross_weights = [], [], [], []
+        for i, layer in enumerate(self.decoder_layers):
+            out = layer(
+                x,
+                *cross[i],
+                src_mask=src_mask,
+                past_k=None if cache is None else cache.self_k[i],
+                past_v=None if cache is None else cache.self_v[i],
+                self_mask=self_mask,
+                need_weights=need_weights,
+            )
+            x = out.x  # (B, T, D)
+            new_k.append(out.self_k)
+            new_v.append(out.self_v)
+            self_weights.append(out.self_weights)
+            cross_weights.append(out.cross_weights)
+        if self.decoder_norm is not None:
+            x = self.decoder_norm(x)
+        return Decoded(
+            logits=self.project(x),  # (B, T, V)
+            cache=None if cache is None else cache.extended(new_k, new_v),
+            self_attention=tuple(self_weights) if need_weights else (),
+            cross_attention=tuple(cross_weights) if need_weights else (),
+        )
+
+    def forward(self, src: Tensor, tgt_in: Tensor) -> Tensor:
+        """Teacher-forced pass: (B, S) source and (B, T) decoder input ids -> (B, T, V) logits."""
+        return self.decode(tgt_in, self.encode(src)).logits
+
+    def attention_maps(self, src: Tensor, tgt_in: Tensor) -> AttentionMaps:
+        """All attention weights of a teacher-forced pass, for plots."""
+        encoded = self.encode(src, need_weights=True)
+        decoded = self.decode(tgt_in, encoded, need_weights=True)
+        return AttentionMaps(
+            encoded.self_attention, decoded.self_attention, decoded.cross_attention
+        )
+
+    # -- files --------------------------------------------------------------------------------
+
+    def save(self, directory: str | Path) -> None:
+        """Write `config.json` and `model.safetensors` (no pickle), each atomically."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        state = {k: v.detach().contiguous().cpu() for k, v in self.state_dict().items()}
+        atomic_write(directory / WEIGHTS_FILE, lambda tmp: save_file(state, str(tmp)))
+        atomic_write(directory / CONFIG_FILE, self.cfg.save_json)
+
+    @classmethod
+    def load(cls, directory: str | Path, device: str | torch.device = "cpu") -> Transformer:
+        """Read a model written by `save`."""
+        directory = Path(directory)
+        cfg = ModelConfig.load_json(directory / CONFIG_FILE)
+        weights = directory / WEIGHTS_FILE
+        if not weights.is_file():
+            raise FileNotFoundError(f"{weights}: missing; the model directory is incomplete")
+        try:
+            state = load_file(str(weights), device=str(device))
+        except SafetensorError as err:
+            raise ValueError(f"{weights}: not a readable safetensors file ({err})") from None
+        model = cls(cfg).to(device)
+        expected = {k: tuple(v.shape) for k, v in model.state_dict().items()}
+        found = {k: tuple(v.shape) for k, v in state.items()}
+        if found != expected:
+            raise ValueError(
+                f"{weights}: does not match {directory / CONFIG_FILE}: "
+                + describe_mismatch(expected, found)
+            )
+        model.load_state_dict(state)
+        return model
+
+
+def describe_mismatch(expected: dict[str, tuple], found: dict[str, tuple]) -> str:
+    """Say which tensors are missing, unexpected or of the wrong shape (a few of each)."""
+    parts = []
+    if missing := sorted(expected.keys() - found.keys()):
+        parts.append(f"missing {missing[:5]}")
+    if unexpected := sorted(found.keys() - expected.keys()):
+        parts.append(f"unexpected {unexpected[:5]}")
+    wrong = [
+        f"{k} {found[k]} (expected {expected[k]})"
+        for k in sorted(expected.keys() & found.keys())
+        if expected[k] != found[k]
+    ]
+    if wrong:
+        parts.append(f"wrong shapes {wrong[:5]}")
+    return "; ".join(parts)
