@@ -1,0 +1,1 @@
+"""Data: reading and cleaning corpora, splitting, the joint vocabulary, binarized ids, batches."""

