@@ -1,8 +1,31 @@
 """aiayn: the Transformer of "Attention Is All You Need" as real translation software."""
 
-from aiayn.config import PRESETS, ModelConfig, preset
-from aiayn.model import KVCache, Transformer
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+# Imported on first use, so that commands which do not need torch (prepare) start fast and
+# their worker processes stay small.
+_LAZY = {
+    "ModelConfig": "aiayn.config",
+    "PRESETS": "aiayn.config",
+    "preset": "aiayn.config",
+    "Transformer": "aiayn.model",
+    "KVCache": "aiayn.model",
+}
+
+if TYPE_CHECKING:
+    from aiayn.config import PRESETS, ModelConfig, preset
+    from aiayn.model import KVCache, Transformer
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'aiayn' has no attribute {name!r}")
+
 
 __all__ = ["PRESETS", "KVCache", "ModelConfig", "Transformer", "__version__", "preset"]

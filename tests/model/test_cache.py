@@ -65,3 +65,40 @@ def test_decode_needs_exactly_one_source_of_memory():
         model.decode(src, encoded, cache=model.init_cache(encoded))
     with pytest.raises(ValueError, match="exactly one"):
         model.decode(src)
+
+
+def test_cache_misuse_is_a_clear_error():
+    model = tiny_model()
+    src = padded_batch([3, 4], model.cfg, seed=7)
+    cache = model.init_cache(model.encode(src))
+    with pytest.raises(ValueError, match="tgt has 3 rows but the cache holds 2"):
+        model.decode(torch.ones(3, 1, dtype=torch.long), cache=cache)
+    with pytest.raises(IndexError, match=r"reorder indices must lie in \[0, 2\)"):
+        cache.reorder(torch.tensor([0, 2]))
+
+
+def test_cached_decoding_under_bf16_autocast_keeps_the_cache_in_bf16():
+    model = tiny_model(seed=14)
+    src = padded_batch([5, 3], model.cfg, seed=8)
+    tgt_in = padded_batch([6, 6], model.cfg, seed=9, start_with_bos=True)
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        cached = decode_in_chunks(model, src, tgt_in, [1, 2, 1, 2])
+        full = model(src, tgt_in)
+        cache = model.init_cache(model.encode(src))
+        cache = model.decode(tgt_in[:, :2], cache=cache).cache
+    assert cache.self_k[0].dtype == torch.bfloat16
+    torch.testing.assert_close(cached.float(), full.float(), rtol=0, atol=0.05)
+
+
+def test_an_all_padding_source_gives_finite_outputs_on_both_attention_paths():
+    model = tiny_model(seed=15)
+    src = padded_batch([4, 2], model.cfg, seed=10)
+    src[1] = model.cfg.pad_id  # nothing to attend to
+    tgt_in = padded_batch([3, 3], model.cfg, seed=11, start_with_bos=True)
+    with torch.no_grad():
+        fused = model(src, tgt_in)
+        encoded = model.encode(src, need_weights=True)
+        explicit = model.decode(tgt_in, encoded, need_weights=True)
+    assert torch.isfinite(fused).all() and torch.isfinite(explicit.logits).all()
+    torch.testing.assert_close(explicit.logits, fused, rtol=0, atol=1e-5)
+    assert torch.all(explicit.cross_attention[0][1] == 0)

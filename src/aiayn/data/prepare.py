@@ -24,7 +24,7 @@ from tqdm import tqdm
 from aiayn.data import bible
 from aiayn.data.binarize import binarize
 from aiayn.data.clean import HELD_OUT_SOURCE, CleanOptions, CleanReport, PairFilter, source_key
-from aiayn.data.dataset import SPLITS, DataMeta
+from aiayn.data.meta import SPLITS, DataMeta
 from aiayn.data.sources import DataError, Pair, count_lines, read_tsv, read_two_files
 from aiayn.data.vocab import default_vocab_size, train_bpe
 

@@ -4,7 +4,8 @@ Notation for tensor shapes, used in a comment on every line that changes one (ba
 
     B   batch size                      S   source length
     T   target length (new steps)       P   target steps already in the cache
-    D   d_model                         H   attention heads
+    L   either length, S or T           D   d_model
+    F   d_ff, the feed-forward size     H   attention heads
     Dh  d_model / H, the head size      V   vocabulary size
     K   beam size (B*K rows when beams are flattened into the batch)
 

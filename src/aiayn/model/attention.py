@@ -43,10 +43,12 @@ def scaled_dot_product_attention(
         return out, None
     if is_causal:
         mask = causal_mask(q.shape[-2], k.shape[-2] - q.shape[-2], q.device)  # (T, S)
-    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (B, H, T, S)
+    scores = (q / math.sqrt(q.shape[-1])) @ k.transpose(-2, -1)  # (B, H, T, S); scaled first
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
     weights = torch.softmax(scores.float(), dim=-1).to(q.dtype)  # (B, H, T, S)
+    if mask is not None:  # a query with no key to see (an all-padding source) gets no weight
+        weights = weights.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)
     out = F.dropout(weights, p=dropout_p) @ v  # (B, H, T, Dh)
     return out, weights
 
@@ -73,7 +75,7 @@ class MultiHeadAttention(nn.Module):
 
     def project_qkv(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """Self-attention projections: (B, L, D) -> three (B, H, L, Dh)."""
-        q, k, v = self.w_qkv(x).chunk(3, dim=-1)  # 3 x (B, L, D)
+        q, k, v = self.w_qkv(x).chunk(3, dim=-1)  # (B, L, 3D) -> 3 x (B, L, D)
         return self._split_heads(q), self._split_heads(k), self._split_heads(v)
 
     def project_q(self, x: Tensor) -> Tensor:
@@ -107,5 +109,5 @@ class MultiHeadAttention(nn.Module):
             q, k, v, mask, is_causal, dropout_p, need_weights
         )  # (B, H, T, Dh)
         B, _, T, _ = heads.shape
-        out = heads.transpose(1, 2).reshape(B, T, self.d_model)  # (B, T, D)
+        out = heads.transpose(1, 2).reshape(B, T, self.d_model)  # (B, T, D)  heads concatenated
         return self.w_o(out), weights

@@ -28,14 +28,21 @@ class KVCache:
 
     @property
     def batch_size(self) -> int:
+        """B, the rows (sentences or hypotheses) the cache holds."""
         return self.src_mask.shape[0]
 
     def reorder(self, indices: Tensor) -> KVCache:
         """Select (and repeat) batch rows, e.g. the surviving hypotheses of a beam search.
 
         Args:
-            indices: (B',) long row indices into the current batch.
+            indices: (B',) long row indices into the current batch (B' may differ from B).
+
+        Returns:
+            A cache whose every tensor has B' rows.
         """
+        indices = indices.to(self.src_mask.device)
+        if len(indices) and not 0 <= int(indices.min()) <= int(indices.max()) < self.batch_size:
+            raise IndexError(f"reorder indices must lie in [0, {self.batch_size})")
 
         def pick(tensors: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
             return tuple(t.index_select(0, indices) for t in tensors)  # each (B', ...)

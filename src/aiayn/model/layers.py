@@ -23,7 +23,8 @@ class FeedForward(nn.Module):
         self.activation = _ACTIVATIONS[activation]
 
     def forward(self, x: Tensor) -> Tensor:
-        return self.w_2(self.activation(self.w_1(x)))  # (B, L, D_ff) -> (B, L, D)
+        """(B, L, D) -> (B, L, D), position by position."""
+        return self.w_2(self.activation(self.w_1(x)))  # (B, L, F) -> (B, L, D)
 
 
 class Residual(nn.Module):
@@ -41,16 +42,22 @@ class Residual(nn.Module):
         self.norm_first = norm_first
 
     def enter(self, x: Tensor) -> Tensor:
+        """The sub-layer's input: LayerNorm(x) in pre-norm, x itself in post-norm."""
         return self.norm(x) if self.norm_first else x
 
     def exit(self, x: Tensor, sublayer_out: Tensor) -> Tensor:
+        """Add the dropped-out sub-layer output to x; normalize the sum in post-norm."""
         y = x + self.dropout(sublayer_out)
         return y if self.norm_first else self.norm(y)
 
 
 @dataclass(frozen=True)
 class LayerSpec:
-    """Plain sizes shared by encoder and decoder layers (read from the config by the builder)."""
+    """Plain sizes shared by encoder and decoder layers.
+
+    The builder (`Transformer`) fills it from the config; it bundles the flat arguments that
+    every layer takes alike, and makes their sub-modules.
+    """
 
     d_model: int
     d_ff: int
@@ -122,7 +129,8 @@ class DecoderLayer(nn.Module):
         src_mask: Tensor,
         past_k: Tensor | None = None,
         past_v: Tensor | None = None,
-        self_mask: Tensor | None = None,
+        tgt_mask: Tensor | None = None,
+        is_causal: bool = True,
         need_weights: bool = False,
     ) -> DecoderLayerOutput:
         """One decoder layer over T new target steps.
@@ -132,16 +140,15 @@ class DecoderLayer(nn.Module):
             cross_k, cross_v: (B, H, S, Dh) the memory's keys/values for this layer.
             src_mask: (B, 1, 1, S), True = real source token.
             past_k, past_v: (B, H, P, Dh) self-attention keys/values of earlier steps, or None.
-            self_mask: (T, P+T) boolean, or None for plain causal attention (P = 0) or a single
-                new step (which may see everything before it).
+            tgt_mask, is_causal: decoder self-attention masking, from `masks.decoder_mask`.
         """
         h = self.self_attn_residual.enter(x)
         q, k, v = self.self_attn.project_qkv(h)  # 3 x (B, H, T, Dh)
         if past_k is not None and past_v is not None:
-            k = torch.cat((past_k, k), dim=2)  # (B, H, P+T, Dh)
-            v = torch.cat((past_v, v), dim=2)  # (B, H, P+T, Dh)
-        is_causal = self_mask is None and q.shape[2] > 1 and k.shape[2] == q.shape[2]
-        a, self_weights = self.self_attn.attend(q, k, v, self_mask, is_causal, need_weights)
+            # The cache keeps the precision it was made in (e.g. bf16 under autocast).
+            k = torch.cat((past_k, k.to(past_k.dtype)), dim=2)  # (B, H, P+T, Dh)
+            v = torch.cat((past_v, v.to(past_v.dtype)), dim=2)  # (B, H, P+T, Dh)
+        a, self_weights = self.self_attn.attend(q, k, v, tgt_mask, is_causal, need_weights)
         x = self.self_attn_residual.exit(x, a)
 
         q = self.cross_attn.project_q(self.cross_attn_residual.enter(x))  # (B, H, T, Dh)

@@ -21,3 +21,17 @@ def causal_mask(n_new: int, n_past: int, device: torch.device | None = None) -> 
     query_pos = torch.arange(n_past, n_past + n_new, device=device)[:, None]  # (T, 1)
     key_pos = torch.arange(n_past + n_new, device=device)[None, :]  # (1, P+T)
     return key_pos <= query_pos  # (T, P+T)
+
+
+def decoder_mask(n_new: int, n_past: int, device: torch.device | None = None):
+    """Decoder self-attention for T new steps after P cached ones: (mask, is_causal).
+
+    P = 0: plain causal attention, left to the fused kernel (is_causal, no mask tensor).
+    T = 1: the one new step may see every earlier one: no mask at all.
+    Otherwise: an explicit (T, P + T) causal mask.
+    """
+    if n_past == 0:
+        return None, n_new > 1
+    if n_new == 1:
+        return None, False
+    return causal_mask(n_new, n_past, device), False

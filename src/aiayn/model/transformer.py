@@ -16,8 +16,8 @@ from aiayn.files import atomic_write
 from aiayn.model.attention import MultiHeadAttention
 from aiayn.model.cache import KVCache, empty_self_kv
 from aiayn.model.layers import DecoderLayer, EncoderLayer, LayerSpec
-from aiayn.model.masks import causal_mask, padding_mask
-from aiayn.model.positional import sinusoidal_encoding
+from aiayn.model.masks import decoder_mask, padding_mask
+from aiayn.model.positional import inverse_frequencies, sinusoidal_encoding
 
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
@@ -78,6 +78,8 @@ class Transformer(nn.Module):
             None if cfg.tie_embeddings else nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
         )
         self.embed_dropout = nn.Dropout(cfg.dropout)
+        # 1 / 10000^(2i/D): a constant, made once (not saved with the weights).
+        self.register_buffer("inv_freq", inverse_frequencies(cfg.d_model), persistent=False)
         self.encoder_layers = nn.ModuleList(EncoderLayer(spec) for _ in range(cfg.n_encoder_layers))
         self.decoder_layers = nn.ModuleList(DecoderLayer(spec) for _ in range(cfg.n_decoder_layers))
         # Pre-norm stacks end with a LayerNorm; post-norm layers already end with one.
@@ -110,9 +112,10 @@ class Transformer(nn.Module):
 
     def _embed(self, tokens: Tensor, table: nn.Embedding, start: int = 0) -> Tensor:
         """Embedding * sqrt(d_model) + positional encoding, then dropout (section 3.4-3.5)."""
+        D = self.cfg.d_model
         positions = torch.arange(start, start + tokens.shape[1], device=tokens.device)  # (L,)
-        pe = sinusoidal_encoding(positions, self.cfg.d_model, self.cfg.positional)  # (L, D)
-        x = table(tokens) * math.sqrt(self.cfg.d_model) + pe.to(table.weight.dtype)  # (B, L, D)
+        pe = sinusoidal_encoding(positions, D, self.cfg.positional, self.inv_freq)  # (L, D)
+        x = table(tokens) * math.sqrt(D) + pe.to(table.weight.dtype)  # (B, L, D)
         return self.embed_dropout(x)
 
     def _target_table(self) -> nn.Embedding:
@@ -148,8 +151,17 @@ class Transformer(nn.Module):
     # -- decoder ------------------------------------------------------------------------------
 
     def init_cache(self, encoded: Encoded) -> KVCache:
-        """An empty cache for decoding from `encoded`: cross-attention keys/values are projected
-        from the memory here, once per source, and reused at every step."""
+        """An empty cache for decoding from `encoded`.
+
+        Cross-attention keys/values are projected from the memory here, once per source, and
+        reused at every step. Build it under the precision (autocast) you decode with.
+
+        Args:
+            encoded: the encoder's output for a (B, S) source batch.
+
+        Returns:
+            A `KVCache` with P = 0 target steps and (B, H, S, Dh) cross keys/values per layer.
+        """
         cross = [layer.cross_attn.project_kv(encoded.memory) for layer in self.decoder_layers]
         cross_k = tuple(k for k, _ in cross)  # per layer (B, H, S, Dh)
         cross_v = tuple(v for _, v in cross)  # per layer (B, H, S, Dh)
@@ -185,10 +197,10 @@ class Transformer(nn.Module):
         if (encoded is None) == (cache is None):
             raise ValueError("decode needs exactly one of `encoded` (full pass) or `cache`")
         n_past = 0 if cache is None else cache.length
-        T = tgt.shape[1]
-        # Plain causal attention is left to the fused kernel; a mask is needed only when several
-        # new steps follow cached ones.
-        self_mask = causal_mask(T, n_past, tgt.device) if n_past and T > 1 else None  # (T, P+T)
+        B, T = tgt.shape
+        if cache is not None and cache.batch_size != B:
+            raise ValueError(f"tgt has {B} rows but the cache holds {cache.batch_size}")
+        tgt_mask, is_causal = decoder_mask(T, n_past, tgt.device)  # None or (T, P+T)
         if cache is None:
             assert encoded is not None
             cross = [layer.cross_attn.project_kv(encoded.memory) for layer in self.decoder_layers]
@@ -206,7 +218,8 @@ class Transformer(nn.Module):
                 src_mask=src_mask,
                 past_k=None if cache is None else cache.self_k[i],
                 past_v=None if cache is None else cache.self_v[i],
-                self_mask=self_mask,
+                tgt_mask=tgt_mask,
+                is_causal=is_causal,
                 need_weights=need_weights,
             )
             x = out.x  # (B, T, D)
@@ -247,7 +260,8 @@ class Transformer(nn.Module):
 
     @classmethod
     def load(cls, directory: str | Path, device: str | torch.device = "cpu") -> Transformer:
-        """Read a model written by `save`."""
+        """Read a model written by `save`. Like any new module, it is in train mode: call
+        `.eval()` before translating."""
         directory = Path(directory)
         cfg = ModelConfig.load_json(directory / CONFIG_FILE)
         weights = directory / WEIGHTS_FILE
