@@ -27,9 +27,12 @@ format: setup
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
+DATA ?= data/en-de
+
 demo: setup
-	$(VENV)/bin/aiayn params --preset base
-	@echo "The full demo (prepare -> train -> evaluate -> translate) arrives with the training issue."
+	$(VENV)/bin/aiayn prepare --out $(DATA)
+	$(VENV)/bin/aiayn params --preset small --vocab-size 8000
+	@echo "Data ready in $(DATA). Training, evaluation and translation join the demo with the training issue."
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
