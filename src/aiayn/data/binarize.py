@@ -7,6 +7,7 @@ than memory binarizes with bounded RAM.
 from __future__ import annotations
 
 import itertools
+import multiprocessing
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -16,6 +17,13 @@ import sentencepiece as spm
 
 CHUNK_LINES = 20_000
 _worker_sp: spm.SentencePieceProcessor | None = None
+
+
+def fresh_processes() -> multiprocessing.context.BaseContext:
+    """Workers started from a clean process, not forked from a parent that may hold a large
+    heap (so each one's memory is its own few MB, whatever the parent has read)."""
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
 
 
 def ids_dtype(vocab_size: int) -> np.dtype:
@@ -48,28 +56,39 @@ def _chunks(path: Path) -> Iterator[list[str]]:
 
 
 def binarize(
-    text_file: Path, out_prefix: Path, model_file: Path, vocab_size: int, workers: int = 2
-) -> tuple[int, int]:
-    """Encode a text file to `<prefix>.ids` (flat ids) and `<prefix>.offsets.npy`.
+    jobs: list[tuple[Path, Path]], model_file: Path, vocab_size: int, workers: int = 2
+) -> list[int]:
+    """Encode each text file to `<prefix>.ids` (flat ids) and `<prefix>.offsets.npy`.
+
+    Args:
+        jobs: (text file, output prefix) pairs, encoded one after another by one worker pool.
 
     Returns:
-        (sentences, tokens) written.
+        Tokens written, per job.
     """
-    dtype = ids_dtype(vocab_size)
+    with ProcessPoolExecutor(
+        workers, fresh_processes(), initializer=_init_worker, initargs=(str(model_file),)
+    ) as pool:
+        return [
+            _binarize_one(pool, text_file, prefix, ids_dtype(vocab_size), workers)
+            for text_file, prefix in jobs
+        ]
+
+
+def _binarize_one(
+    pool: ProcessPoolExecutor, text_file: Path, prefix: Path, dtype: np.dtype, workers: int
+) -> int:
     lengths: list[np.ndarray] = []
-    with (
-        open(_with(out_prefix, ".ids"), "wb") as out,
-        ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(str(model_file),)) as pool,
-    ):
-        # map() keeps order; chunks are submitted lazily as results are consumed.
+    with open(_with(prefix, ".ids"), "wb") as out:
+        # In order, with a few chunks in flight, so memory stays bounded.
         for flat, chunk_lengths in _bounded_map(pool, _chunks(text_file), depth=2 * workers):
             out.write(flat.astype(dtype).tobytes())
             lengths.append(chunk_lengths)
     all_lengths = np.concatenate(lengths) if lengths else np.zeros(0, np.int64)
     offsets = np.zeros(len(all_lengths) + 1, dtype=np.int64)
     np.cumsum(all_lengths, out=offsets[1:])
-    np.save(_with(out_prefix, ".offsets.npy"), offsets)
-    return len(all_lengths), int(offsets[-1])
+    np.save(_with(prefix, ".offsets.npy"), offsets)
+    return int(offsets[-1])
 
 
 def _bounded_map(pool: ProcessPoolExecutor, items: Iterator, depth: int) -> Iterator:

@@ -53,7 +53,7 @@ class PrepareOptions:
     seed: int = 1
     workers: int = 2
     clean: CleanOptions = field(default_factory=CleanOptions)
-    bpe_max_sentences: int = 2_000_000
+    bpe_max_sentences: int = 1_000_000  # sentences sampled to learn BPE (bounds its memory)
     progress: bool = True
 
 
@@ -227,6 +227,7 @@ def prepare(opts: PrepareOptions) -> dict:
         if n == 0:
             raise DataError(f"the {split} split is empty; check the corpus and the split sizes")
 
+    seconds = {"read, clean, split": time.perf_counter() - started}
     # 4. One BPE vocabulary for both languages, learned on the training split only.
     vocab_size = opts.vocab_size or default_vocab_size(sizes["train"])
     model_file = train_bpe(
@@ -236,17 +237,20 @@ def prepare(opts: PrepareOptions) -> dict:
         opts.bpe_max_sentences,
         opts.workers,
     )
+    seconds["learn BPE"] = time.perf_counter() - started - sum(seconds.values())
     # 5. Token ids, encoded in worker processes.
-    tokens: dict[str, dict[str, int]] = {}
-    for split in SPLITS:
-        tokens[split] = {}
-        for side in ("src", "tgt"):
-            _, n_tokens = binarize(
-                out / f"{split}.{side}.txt", out / f"{split}.{side}", model_file, vocab_size,
-                opts.workers,
-            )  # fmt: skip
-            tokens[split][side] = n_tokens
+    jobs = [(split, side) for split in SPLITS for side in ("src", "tgt")]
+    counts = binarize(
+        [(out / f"{split}.{side}.txt", out / f"{split}.{side}") for split, side in jobs],
+        model_file,
+        vocab_size,
+        opts.workers,
+    )
+    tokens: dict[str, dict[str, int]] = {split: {} for split in SPLITS}
+    for (split, side), n_tokens in zip(jobs, counts, strict=True):
+        tokens[split][side] = n_tokens
     shutil.rmtree(work)
+    seconds["binarize"] = time.perf_counter() - started - sum(seconds.values())
 
     meta = DataMeta(
         src_lang=opts.src_lang,
@@ -270,6 +274,7 @@ def prepare(opts: PrepareOptions) -> dict:
         "vocabulary": {"size": vocab_size, "model": model_file.name, "type": "joint BPE"},
         "tokens": tokens,
         "seconds": round(time.perf_counter() - started, 1),
+        "stage_seconds": {stage: round(t, 1) for stage, t in seconds.items()},
     }
     text = "\n".join(render_report(result, report, given_reports)) + "\n"
     (out / "report.txt").write_text(text, encoding="utf-8")
@@ -300,5 +305,6 @@ def render_report(result: dict, report: CleanReport, given: dict[str, CleanRepor
         "tokens: "
         + "; ".join(f"{s} {t['src']:,} src / {t['tgt']:,} tgt" for s, t in result["tokens"].items())
     )
-    lines.append(f"time: {result['seconds']} s")
+    stages = ", ".join(f"{k} {v} s" for k, v in result["stage_seconds"].items())
+    lines.append(f"time: {result['seconds']} s ({stages})")
     return lines

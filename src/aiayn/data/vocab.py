@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import sentencepiece as spm
@@ -26,18 +27,35 @@ def train_bpe(
     files: Sequence[Path],
     out_dir: Path,
     vocab_size: int,
-    max_sentences: int = 2_000_000,
+    max_sentences: int = 1_000_000,
     threads: int = 2,
     character_coverage: float = 1.0,
 ) -> Path:
     """Learn one BPE model on the given text files (source and target together).
 
-    At most `max_sentences` lines, sampled, are read, so that memory stays bounded.
+    At most `max_sentences` lines, sampled, are read, so that memory stays bounded; the
+    trainer runs in a child process, which gives all of its memory back when it ends.
     """
+    from aiayn.data.binarize import fresh_processes
+
+    args = ([str(f) for f in files], str(out_dir), vocab_size, max_sentences, threads,
+            character_coverage)  # fmt: skip
+    with ProcessPoolExecutor(1, fresh_processes()) as pool:
+        return pool.submit(_train_bpe, *args).result()
+
+
+def _train_bpe(
+    files: list[str],
+    out_dir: str,
+    vocab_size: int,
+    max_sentences: int,
+    threads: int,
+    character_coverage: float,
+) -> Path:
     prefix = Path(out_dir) / MODEL_FILE.removesuffix(".model")
     try:
         spm.SentencePieceTrainer.train(
-            input=[str(f) for f in files],
+            input=files,
             model_prefix=str(prefix),
             model_type="bpe",
             vocab_size=vocab_size,
