@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import sentencepiece as spm
+from tqdm import tqdm
 
 CHUNK_LINES = 20_000
 _worker_sp: spm.SentencePieceProcessor | None = None
@@ -56,12 +57,17 @@ def _chunks(path: Path) -> Iterator[list[str]]:
 
 
 def binarize(
-    jobs: list[tuple[Path, Path]], model_file: Path, vocab_size: int, workers: int = 2
+    jobs: list[tuple[Path, Path]],
+    model_file: Path,
+    vocab_size: int,
+    workers: int = 2,
+    progress: tqdm | None = None,
 ) -> list[int]:
     """Encode each text file to `<prefix>.ids` (flat ids) and `<prefix>.offsets.npy`.
 
     Args:
         jobs: (text file, output prefix) pairs, encoded one after another by one worker pool.
+        progress: a bar to advance by the sentences encoded.
 
     Returns:
         Tokens written, per job.
@@ -70,13 +76,18 @@ def binarize(
         workers, fresh_processes(), initializer=_init_worker, initargs=(str(model_file),)
     ) as pool:
         return [
-            _binarize_one(pool, text_file, prefix, ids_dtype(vocab_size), workers)
+            _binarize_one(pool, text_file, prefix, ids_dtype(vocab_size), workers, progress)
             for text_file, prefix in jobs
         ]
 
 
 def _binarize_one(
-    pool: ProcessPoolExecutor, text_file: Path, prefix: Path, dtype: np.dtype, workers: int
+    pool: ProcessPoolExecutor,
+    text_file: Path,
+    prefix: Path,
+    dtype: np.dtype,
+    workers: int,
+    progress: tqdm | None,
 ) -> int:
     lengths: list[np.ndarray] = []
     with open(_with(prefix, ".ids"), "wb") as out:
@@ -84,6 +95,8 @@ def _binarize_one(
         for flat, chunk_lengths in _bounded_map(pool, _chunks(text_file), depth=2 * workers):
             out.write(flat.astype(dtype).tobytes())
             lengths.append(chunk_lengths)
+            if progress is not None:
+                progress.update(len(chunk_lengths))
     all_lengths = np.concatenate(lengths) if lengths else np.zeros(0, np.int64)
     offsets = np.zeros(len(all_lengths) + 1, dtype=np.int64)
     np.cumsum(all_lengths, out=offsets[1:])

@@ -230,6 +230,8 @@ def prepare(opts: PrepareOptions) -> dict:
     seconds = {"read, clean, split": time.perf_counter() - started}
     # 4. One BPE vocabulary for both languages, learned on the training split only.
     vocab_size = opts.vocab_size or default_vocab_size(sizes["train"])
+    if opts.progress:
+        print(f"learning a {vocab_size:,}-piece joint BPE vocabulary...", file=sys.stderr)
     model_file = train_bpe(
         [out / "train.src.txt", out / "train.tgt.txt"],
         out,
@@ -240,12 +242,15 @@ def prepare(opts: PrepareOptions) -> dict:
     seconds["learn BPE"] = time.perf_counter() - started - sum(seconds.values())
     # 5. Token ids, encoded in worker processes.
     jobs = [(split, side) for split in SPLITS for side in ("src", "tgt")]
-    counts = binarize(
-        [(out / f"{split}.{side}.txt", out / f"{split}.{side}") for split, side in jobs],
-        model_file,
-        vocab_size,
-        opts.workers,
-    )
+    with tqdm(total=2 * sum(sizes.values()), desc="binarize", unit=" sentences",
+              disable=not opts.progress, file=sys.stderr) as bar:  # fmt: skip
+        counts = binarize(
+            [(out / f"{split}.{side}.txt", out / f"{split}.{side}") for split, side in jobs],
+            model_file,
+            vocab_size,
+            opts.workers,
+            bar,
+        )
     tokens: dict[str, dict[str, int]] = {split: {} for split in SPLITS}
     for (split, side), n_tokens in zip(jobs, counts, strict=True):
         tokens[split][side] = n_tokens
