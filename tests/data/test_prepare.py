@@ -116,7 +116,11 @@ def test_bible_holds_out_whole_chapters(tmp_path):
     groups = result["split"]["held_out_groups"]
     assert len(groups["valid"]) == 2 and len(groups["test"]) == 2  # 20 verses per chapter
     assert not set(groups["valid"]) & set(groups["test"])
-    assert result["split"]["sizes"] == {"train": 280, "valid": 40, "test": 40}
+    # 14 training chapters each end with the held-out chapters' last source sentence
+    assert result["cleaning"]["dropped"][HELD_OUT_SOURCE] == 14
+    assert result["split"]["sizes"] == {"train": 266, "valid": 40, "test": 40}
+    train = read_lines(out / "train.src.txt")
+    assert "And God spoke, saying," not in train
     assert DataMeta.load(out).n_refs == {"valid": 2, "test": 2}
     assert len(read_lines(out / "test.ref1.txt")) == 40
     assert read_lines(out / "test.ref1.txt")[0].startswith("Das Wort Gottes")
@@ -138,7 +142,9 @@ def test_cli_prepare_and_its_errors(tmp_path, capsys):
 
 def test_too_big_a_vocabulary_is_a_clear_error(tmp_path):
     corpus = write_tsv(tmp_path / "c.tsv", synthetic_pairs(200, seed=3))
-    with pytest.raises(DataError, match="Choose a smaller --vocab-size"):
+    with pytest.raises(
+        DataError, match=r"Vocabulary size too high.*; choose a smaller --vocab-size"
+    ):
         prepare(PrepareOptions(out=tmp_path / "d", corpus=str(corpus),
                                **{**SMALL, "vocab_size": 50_000}))  # fmt: skip
 
@@ -170,3 +176,54 @@ def test_collate_pads_and_shifts(tsv_dir):
         assert batch.tgt_in[row, 0] == 1 and batch.tgt_in[row, 1 : m + 1].tolist() == tgt.tolist()
         assert batch.tgt_out[row, :m].tolist() == tgt.tolist() and batch.tgt_out[row, m] == 2
     assert batch.n_tgt_tokens == sum(len(data.pair(i)[1]) + 1 for i in [3, 0, 5])
+
+
+def test_bpe_sample_is_seeded(tmp_path):
+    corpus = write_tsv(tmp_path / "c.tsv", synthetic_pairs(800, seed=6))
+    options = dict(corpus=str(corpus), bpe_max_sentences=300, **SMALL)  # samples 300 of ~1500
+    prepare(PrepareOptions(out=tmp_path / "a", **options))
+    prepare(PrepareOptions(out=tmp_path / "b", **options))
+
+    def pieces(name):  # the model file also records its own path, so compare the pieces
+        return (tmp_path / name / "spm.vocab").read_text()
+
+    assert pieces("a") == pieces("b")
+    prepare(PrepareOptions(out=tmp_path / "c", **{**options, "seed": 2}))
+    assert pieces("a") != pieces("c")
+
+
+def test_given_test_files_are_kept_whole_and_apart(tmp_path):
+    pairs = synthetic_pairs(500, seed=7)
+    corpus = write_tsv(tmp_path / "c.tsv", pairs)
+    odd = [("Short.", "Ein viel, viel, viel, viel längerer Satz als das Original."), *pairs[:20]]
+    test = write_tsv(tmp_path / "test.tsv", [*odd, odd[1]])  # a ratio outlier and a repeat
+    result = prepare(PrepareOptions(out=tmp_path / "d", corpus=str(corpus), test_files=(test,),
+                                    **SMALL))  # fmt: skip
+    assert read_lines(tmp_path / "d" / "test.src.txt") == [s for s, _ in [*odd, odd[1]]]
+    assert result["given"]["test"]["dropped"] == {}
+    valid = {source_key(s) for s in read_lines(tmp_path / "d" / "valid.src.txt")}
+    assert not valid & {source_key(s) for s, _ in odd}
+
+
+def test_wrong_encodings_are_named(tmp_path):
+    pairs = synthetic_pairs(300, seed=8)
+    text = "".join(f"{s}\t{t}\n" for s, t in pairs)
+    (tmp_path / "utf16.tsv").write_bytes(text.encode("utf-16"))
+    with pytest.raises(DataError, match=r"utf16\.tsv:1: the file is UTF-16.*iconv"):
+        prepare(PrepareOptions(out=tmp_path / "a", corpus=str(tmp_path / "utf16.tsv"), **SMALL))
+    latin = "".join(f"{s}\t{t} süß\n" for s, t in pairs)
+    (tmp_path / "latin1.tsv").write_bytes(latin.encode("latin-1"))
+    with pytest.raises(DataError, match=r"300 of 300 lines are not UTF-8 .*LATIN1"):
+        prepare(PrepareOptions(out=tmp_path / "b", corpus=str(tmp_path / "latin1.tsv"), **SMALL))
+
+
+def test_a_failed_run_leaves_no_loadable_directory(tsv_dir, tmp_path):
+    out, _ = tsv_dir
+    corpus = out.parent / "corpus.tsv"
+    prepare(PrepareOptions(out=tmp_path / "d", corpus=str(corpus), **SMALL))
+    assert (tmp_path / "d" / "meta.json").is_file()
+    with pytest.raises(DataError):
+        prepare(PrepareOptions(out=tmp_path / "d", corpus=str(corpus),
+                               **{**SMALL, "vocab_size": 50_000}))  # fmt: skip
+    with pytest.raises(DataError, match=r"meta\.json: missing"):
+        ParallelData(tmp_path / "d", "train")

@@ -61,9 +61,16 @@ class TokenBatchSampler:
             raise DataError(
                 f"{len(self.src_cost)} sentences cannot be shared by {world_size} ranks"
             )
+        self._cached: tuple[int, list[np.ndarray]] | None = None
+        self.epoch_batches(0)  # fail now, not mid-training, if ranks cannot share the batches
 
     def epoch_batches(self, epoch: int) -> list[np.ndarray]:
-        """All ranks' batches of an epoch, in the order they are consumed."""
+        """All ranks' batches of an epoch, in the order they are consumed (cached per epoch)."""
+        if self._cached is None or self._cached[0] != epoch:
+            self._cached = (epoch, self._make_batches(epoch))
+        return self._cached[1]
+
+    def _make_batches(self, epoch: int) -> list[np.ndarray]:
         rng = np.random.default_rng([self.seed, epoch])
         n = len(self.src_cost)
         tie_break = rng.permutation(n) if self.shuffle else np.arange(n)
@@ -119,4 +126,10 @@ class TokenBatchSampler:
         restored = SamplerState(**state)
         if restored.seed != self.seed:
             raise ValueError(f"sampler state has seed {restored.seed}, this sampler {self.seed}")
+        n = len(self.epoch_batches(restored.epoch)) // self.world_size
+        if not 0 <= restored.position <= n:
+            raise ValueError(
+                f"sampler state position {restored.position} is outside epoch "
+                f"{restored.epoch}'s {n} batches: was it saved for other data or settings?"
+            )
         self.epoch, self.position = restored.epoch, restored.position

@@ -6,7 +6,13 @@ import hashlib
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
+
+import numpy as np
+
+P = TypeVar("P")
 
 # Drop reasons, in the order the report lists them.
 INVALID_UTF8 = "invalid UTF-8"
@@ -18,7 +24,8 @@ DUPLICATE = "duplicate pair"
 HELD_OUT_SOURCE = "source in valid/test"
 REASONS = (INVALID_UTF8, NUL_BYTE, EMPTY, TOO_LONG, RATIO, DUPLICATE, HELD_OUT_SOURCE)
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u00ad\u200b\ufeff]")  # incl. soft hyphen, BOM
+# Control characters that are not whitespace (those become spaces), soft hyphen, zero width, BOM.
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x7f\u00ad\u200b\ufeff]")
 _SPACE = re.compile(r"\s+")
 MAX_EXAMPLES = 5
 
@@ -81,8 +88,9 @@ class CleanReport:
 
 
 def normalize(text: str) -> str:
-    """NFC, no control characters (BOM, soft hyphen, NUL...), single spaces, no edge spaces."""
-    text = unicodedata.normalize("NFC", text)
+    """NFKC (as SentencePiece will see it), no control characters (BOM, soft hyphen, NUL...),
+    any whitespace (tab, CR, ...) as single spaces, none at the edges."""
+    text = unicodedata.normalize("NFKC", text)
     text = _CONTROL.sub("", text)
     return _SPACE.sub(" ", text).strip()
 
@@ -107,15 +115,38 @@ def source_key(src: str) -> int:
     return int.from_bytes(digest, "little")
 
 
+class KeySet:
+    """A set of 64-bit keys kept as one sorted array (8 bytes a key), used a batch at a time."""
+
+    def __init__(self) -> None:
+        self._keys = np.zeros(0, np.uint64)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def add_new(self, keys: np.ndarray) -> np.ndarray:
+        """Add a batch of keys; True for each that was not seen before (its first occurrence)."""
+        first = np.zeros(len(keys), bool)
+        first[np.unique(keys, return_index=True)[1]] = True
+        seen = np.zeros(len(keys), bool)
+        if len(self._keys):
+            pos = np.minimum(np.searchsorted(self._keys, keys), len(self._keys) - 1)
+            seen = self._keys[pos] == keys
+        new = first & ~seen
+        # Two sorted runs: a stable sort merges them in linear time.
+        self._keys = np.sort(np.concatenate((self._keys, np.sort(keys[new]))), kind="stable")
+        return new
+
+
 class PairFilter:
     """Applies the length, ratio and duplicate filters to normalized pairs, counting drops."""
 
     def __init__(self, options: CleanOptions, report: CleanReport) -> None:
         self.options = options
         self.report = report
-        self._seen: set[int] = set()
+        self._seen = KeySet()
 
-    def keep(self, src: str, tgt: str, where: str) -> bool:
+    def _fits(self, src: str, tgt: str, where: str) -> bool:
         o, report = self.options, self.report
         if not src or not tgt:
             report.drop(EMPTY, where)
@@ -127,10 +158,16 @@ class PairFilter:
         if longer >= o.ratio_min_chars and longer > o.max_ratio * shorter:
             report.drop(RATIO, where)
             return False
-        if o.dedup:
-            key = pair_key(src, tgt)
-            if key in self._seen:
-                report.drop(DUPLICATE, where)
-                return False
-            self._seen.add(key)
         return True
+
+    def keep(self, pairs: Sequence[P]) -> list[P]:
+        """The pairs (anything with .src, .tgt, .where) that pass, in order; drops counted."""
+        fitting = [p for p in pairs if self._fits(p.src, p.tgt, p.where)]
+        if not self.options.dedup or not fitting:
+            return fitting
+        keys = np.fromiter((pair_key(p.src, p.tgt) for p in fitting), np.uint64, len(fitting))
+        new = self._seen.add_new(keys)
+        for p, is_new in zip(fitting, new, strict=True):
+            if not is_new:
+                self.report.drop(DUPLICATE, p.where)
+        return [p for p, is_new in zip(fitting, new, strict=True) if is_new]

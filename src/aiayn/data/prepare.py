@@ -10,6 +10,7 @@ SentencePiece model `spm.model`, `meta.json`, and the report (`report.txt`, `rep
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import shutil
 import sys
@@ -23,8 +24,16 @@ from tqdm import tqdm
 
 from aiayn.data import bible
 from aiayn.data.binarize import binarize
-from aiayn.data.clean import HELD_OUT_SOURCE, CleanOptions, CleanReport, PairFilter, source_key
-from aiayn.data.meta import SPLITS, DataMeta
+from aiayn.data.clean import (
+    HELD_OUT_SOURCE,
+    INVALID_UTF8,
+    NUL_BYTE,
+    CleanOptions,
+    CleanReport,
+    PairFilter,
+    source_key,
+)
+from aiayn.data.meta import META_FILE, SPLITS, DataMeta
 from aiayn.data.sources import DataError, Pair, count_lines, read_tsv, read_two_files
 from aiayn.data.vocab import default_vocab_size, train_bpe
 
@@ -55,6 +64,14 @@ class PrepareOptions:
     clean: CleanOptions = field(default_factory=CleanOptions)
     bpe_max_sentences: int = 1_000_000  # sentences sampled to learn BPE (bounds its memory)
     progress: bool = True
+
+    def __post_init__(self) -> None:
+        if self.workers < 1:
+            raise DataError(f"--workers must be at least 1, got {self.workers}")
+        if min(self.valid_size, self.test_size) < 0:
+            raise DataError("--valid-size and --test-size cannot be negative")
+        if self.vocab_size is not None and self.vocab_size < 8:
+            raise DataError(f"--vocab-size {self.vocab_size} is too small to hold any pieces")
 
 
 @dataclass
@@ -154,71 +171,117 @@ def read_given(files: tuple[Path, ...], report: CleanReport) -> Iterator[Pair]:
     raise DataError(f"give one TSV file or two aligned files for a split, not {len(files)}")
 
 
+FILTER_BATCH = 50_000  # pairs filtered (and deduplicated) at a time
+
+
+def batched(items: Iterator, n: int) -> Iterator[list]:
+    while batch := list(itertools.islice(items, n)):
+        yield batch
+
+
+def check_encoding(report: CleanReport, source: str) -> None:
+    """Many unreadable lines mean a file in another encoding, not a few bad lines."""
+    bad = report.dropped[INVALID_UTF8] + report.dropped[NUL_BYTE]
+    if report.read and bad > max(10, report.read // 10):
+        where = (report.examples.get(INVALID_UTF8) or report.examples.get(NUL_BYTE))[0]
+        raise DataError(
+            f"{source}: {bad:,} of {report.read:,} lines are not UTF-8 text (first at {where}); "
+            "the file is probably in another encoding (UTF-16, Latin-1...): convert it, e.g. "
+            "`iconv -f UTF-16 -t UTF-8 in > out` or `iconv -f LATIN1 -t UTF-8 in > out`"
+        )
+
+
+def read_given_splits(opts: PrepareOptions, writers: dict, held_out: set[int]) -> dict:
+    """Validation/test files the user gave: kept whole (only empty or unreadable lines go, so
+    scores are on the whole set); their sources are remembered to keep them out of training."""
+    reports = {}
+    whole = CleanOptions(max_words=10**9, max_ratio=float("inf"), dedup=False)
+    for split, files in (("valid", opts.valid_files), ("test", opts.test_files)):
+        if not files:
+            continue
+        reports[split] = report = CleanReport()
+        for batch in batched(read_given(files, report), FILTER_BATCH):
+            for pair in PairFilter(whole, report).keep(batch):
+                writers[split].write(pair)
+                held_out.add(source_key(pair.src))
+        check_encoding(report, str(files[0]))
+        report.kept = writers[split].count
+    return reports
+
+
+def split_corpus(opts, corpus: Corpus, report, writers, held_out: set[int], candidates) -> None:
+    """Clean the main corpus a batch at a time; held-out pairs go to their writers, training
+    candidates to a file (filtered once every held-out source is known)."""
+    given = set(held_out)
+    p_valid = 0.0 if opts.valid_files else opts.valid_size / max(corpus.size, 1)
+    p_test = 0.0 if opts.test_files else opts.test_size / max(corpus.size, 1)
+    if corpus.size == 0:
+        raise DataError(f"{corpus.description}: the corpus is empty")
+    if p_valid + p_test > 0.5:
+        raise DataError(
+            f"the corpus has about {corpus.size:,} pairs: --valid-size {opts.valid_size} and "
+            f"--test-size {opts.test_size} would leave too little for training"
+        )
+    chosen = None
+    if corpus.group_sizes is not None:  # whole groups (Bible chapters), chosen up front
+        chosen = choose_groups(
+            corpus.group_sizes, opts.seed, 0 if opts.valid_files else opts.valid_size,
+            0 if opts.test_files else opts.test_size,
+        )  # fmt: skip
+    keep = PairFilter(opts.clean, report)
+    pairs = tqdm(corpus.pairs, total=corpus.size, desc="read", unit=" pairs",
+                 disable=not opts.progress, file=sys.stderr)  # fmt: skip
+    for batch in batched(iter(pairs), FILTER_BATCH):
+        for pair in keep.keep(batch):
+            key = source_key(pair.src)
+            if chosen is not None:
+                split = chosen.get(pair.group, "train")
+            else:  # grouped by source sentence, so repeats of a source stay together
+                split = assign_split(str(key), opts.seed, p_valid, p_test)
+            if split == "train":
+                candidates.write(f"{pair.src}\t{pair.tgt}\t{pair.where}\n")
+            elif key in given:  # already in a validation/test file the user gave
+                report.drop(HELD_OUT_SOURCE, pair.where)
+            else:
+                writers[split].write(pair)
+                held_out.add(key)
+    check_encoding(report, corpus.description)
+
+
+def write_train(candidates: Path, held_out: set[int], report: CleanReport, train) -> None:
+    """Training pairs, less any whose source sentence is held out (no leakage)."""
+    with open(candidates, encoding="utf-8") as f:
+        for line in f:
+            src, tgt, where = line.rstrip("\n").split("\t")
+            if source_key(src) in held_out:
+                report.drop(HELD_OUT_SOURCE, where)
+            else:
+                train.write(Pair(src, tgt, where))
+
+
 def prepare(opts: PrepareOptions) -> dict:
-    """Build the data directory; returns the report (also printed and saved)."""
+    """Build the data directory; returns the report (also printed and saved).
+
+    Encoding runs in worker processes started afresh: a script that calls this must guard its
+    entry point with `if __name__ == "__main__":`.
+    """
     started = time.perf_counter()
     out = Path(opts.out)
     out.mkdir(parents=True, exist_ok=True)
+    (out / META_FILE).unlink(missing_ok=True)  # written last: marks a complete directory
     work = out / ".work"
     work.mkdir(exist_ok=True)
     report = CleanReport()
-    held_out_keys: set[int] = set()
-    given_reports: dict[str, CleanReport] = {}
+    held_out: set[int] = set()
 
     with ExitStack() as stack:
         corpus = open_corpus(opts, report)
         writers = {s: SplitWriter(out, s, corpus.n_refs, stack) for s in HELD_OUT}
-        # 1. Validation/test files the user gave: read them first, remember their sources.
-        for split, files in (("valid", opts.valid_files), ("test", opts.test_files)):
-            if files:
-                given_reports[split] = r = CleanReport()
-                keep = PairFilter(opts.clean, r)
-                for pair in read_given(files, r):
-                    if keep.keep(pair.src, pair.tgt, pair.where):
-                        writers[split].write(pair)
-                        held_out_keys.add(source_key(pair.src))
-                r.kept = writers[split].count
-        # 2. The main corpus, streamed: clean, then hold out by group.
-        p_valid = 0.0 if opts.valid_files else opts.valid_size / max(corpus.size, 1)
-        p_test = 0.0 if opts.test_files else opts.test_size / max(corpus.size, 1)
-        if p_valid + p_test > 0.5:
-            raise DataError(
-                f"the corpus has about {corpus.size:,} pairs: --valid-size {opts.valid_size} and "
-                f"--test-size {opts.test_size} would leave too little for training"
-            )
-        chosen = None
-        if corpus.group_sizes is not None:
-            n_valid = 0 if opts.valid_files else opts.valid_size
-            n_test = 0 if opts.test_files else opts.test_size
-            chosen = choose_groups(corpus.group_sizes, opts.seed, n_valid, n_test)
-        candidates = stack.enter_context(open(work / "train.candidates.tsv", "w", encoding="utf-8"))
-        keep = PairFilter(opts.clean, report)
-        n_candidates = 0
-        pairs = tqdm(corpus.pairs, total=corpus.size, desc="read", unit=" pairs",
-                     disable=not opts.progress, file=sys.stderr)  # fmt: skip
-        for pair in pairs:
-            if not keep.keep(pair.src, pair.tgt, pair.where):
-                continue
-            if chosen is not None:
-                split = chosen.get(pair.group, "train")
-            else:
-                split = assign_split(pair.group or pair.src, opts.seed, p_valid, p_test)
-            if split == "train":
-                candidates.write(f"{pair.src}\t{pair.tgt}\t{pair.where}\n")
-                n_candidates += 1
-            else:
-                writers[split].write(pair)
-                held_out_keys.add(source_key(pair.src))
-        candidates.close()
-        # 3. No held-out source sentence may appear in training.
+        given_reports = read_given_splits(opts, writers, held_out)
+        with open(work / "train.candidates.tsv", "w", encoding="utf-8") as candidates:
+            split_corpus(opts, corpus, report, writers, held_out, candidates)
         train = SplitWriter(out, "train", 1, stack)
-        with open(work / "train.candidates.tsv", encoding="utf-8") as f:
-            for line in f:
-                src, tgt, where = line.rstrip("\n").split("\t")
-                if source_key(src) in held_out_keys:
-                    report.drop(HELD_OUT_SOURCE, where)
-                else:
-                    train.write(Pair(src, tgt, where))
+        write_train(work / "train.candidates.tsv", held_out, report, train)
         report.kept = train.count + sum(
             w.count for s, w in writers.items() if s not in given_reports
         )
@@ -232,12 +295,14 @@ def prepare(opts: PrepareOptions) -> dict:
     vocab_size = opts.vocab_size or default_vocab_size(sizes["train"])
     if opts.progress:
         print(f"learning a {vocab_size:,}-piece joint BPE vocabulary...", file=sys.stderr)
-    model_file = train_bpe(
+    model_file, vocab_size = train_bpe(
         [out / "train.src.txt", out / "train.tgt.txt"],
         out,
         vocab_size,
-        opts.bpe_max_sentences,
-        opts.workers,
+        max_sentences=opts.bpe_max_sentences,
+        threads=opts.workers,
+        seed=opts.seed,
+        exact=opts.vocab_size is not None,  # a default size may shrink to what the data has
     )
     seconds["learn BPE"] = time.perf_counter() - started - sum(seconds.values())
     # 5. Token ids, encoded in worker processes.

@@ -15,6 +15,7 @@ from pathlib import Path
 from aiayn.data.clean import INVALID_UTF8, NUL_BYTE, CleanReport, decode_line, normalize
 
 BOM = b"\xef\xbb\xbf"
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
 class DataError(ValueError):
@@ -39,6 +40,11 @@ def _decode(raw: bytes, where: str, first: bool, report: CleanReport) -> str | N
         report.notes["CRLF line end"] += 1
     elif raw.endswith(b"\n"):
         raw = raw[:-1]
+    if first and raw.startswith(UTF16_BOMS):
+        raise DataError(
+            f"{where}: the file is UTF-16 (it starts with a UTF-16 byte-order mark); convert "
+            "it to UTF-8, e.g. `iconv -f UTF-16 -t UTF-8 in > out`"
+        )
     if first and raw.startswith(BOM):
         raw = raw[len(BOM) :]
         report.notes["byte-order mark"] += 1

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+import numpy as np
 import sentencepiece as spm
 
-from aiayn.data.sources import DataError
+from aiayn.data.sources import DataError, count_lines
 
 PAD_ID, BOS_ID, EOS_ID, UNK_ID = 0, 1, 2, 3  # the same ids as ModelConfig's defaults
 MODEL_FILE = "spm.model"
@@ -29,27 +31,57 @@ def train_bpe(
     vocab_size: int,
     max_sentences: int = 1_000_000,
     threads: int = 2,
+    seed: int = 1,
+    exact: bool = True,
     character_coverage: float = 1.0,
-) -> Path:
+) -> tuple[Path, int]:
     """Learn one BPE model on the given text files (source and target together).
 
-    At most `max_sentences` lines, sampled, are read, so that memory stays bounded; the
-    trainer runs in a child process, which gives all of its memory back when it ends.
+    At most about `max_sentences` lines, sampled with `seed`, are learned from, so that memory
+    stays bounded; the trainer runs in a child process, which gives all of its memory back
+    when it ends.
+    `exact=False` lets the vocabulary come out smaller when the data cannot fill it.
+
+    Returns:
+        The model file and its vocabulary size.
     """
     from aiayn.data.binarize import fresh_processes
 
-    args = ([str(f) for f in files], str(out_dir), vocab_size, max_sentences, threads,
-            character_coverage)  # fmt: skip
-    with ProcessPoolExecutor(1, fresh_processes()) as pool:
-        return pool.submit(_train_bpe, *args).result()
+    sample = Path(out_dir) / ".bpe-sample.txt"
+    inputs = [str(f) for f in files]
+    if sum(count_lines(f) for f in files) > max_sentences:
+        write_sample(files, sample, max_sentences, seed)
+        inputs = [str(sample)]
+    args = (inputs, str(out_dir), vocab_size, threads, exact, character_coverage)
+    try:
+        with ProcessPoolExecutor(1, fresh_processes()) as pool:
+            model_file = pool.submit(_train_bpe, *args).result()
+    finally:
+        sample.unlink(missing_ok=True)
+    return model_file, Tokenizer(model_file).vocab_size
+
+
+def write_sample(files: Sequence[Path], out: Path, n: int, seed: int) -> None:
+    """About n lines drawn uniformly from the files, reproducibly from the seed, streamed.
+
+    (SentencePiece's own sampling ignores its seed, so the vocabulary would vary run to run.)
+    """
+    p = n / sum(count_lines(f) for f in files)
+    rng = np.random.default_rng(seed)
+    with open(out, "w", encoding="utf-8") as sample:
+        for path in files:
+            with open(path, encoding="utf-8") as f:
+                while lines := list(itertools.islice(f, 100_000)):
+                    keep = rng.random(len(lines)) < p
+                    sample.writelines(line for line, k in zip(lines, keep, strict=True) if k)
 
 
 def _train_bpe(
     files: list[str],
     out_dir: str,
     vocab_size: int,
-    max_sentences: int,
     threads: int,
+    exact: bool,
     character_coverage: float,
 ) -> Path:
     prefix = Path(out_dir) / MODEL_FILE.removesuffix(".model")
@@ -64,16 +96,18 @@ def _train_bpe(
             bos_id=BOS_ID,
             eos_id=EOS_ID,
             unk_id=UNK_ID,
-            input_sentence_size=max_sentences,
-            shuffle_input_sentence=True,
             num_threads=threads,
+            hard_vocab_limit=exact,
             minloglevel=2,
         )
     except RuntimeError as err:
         reason = str(err).rstrip(".")
+        advice = "choose a smaller --vocab-size" if "too high" in reason else (
+            "choose a larger --vocab-size" if "required_chars" in reason else "check the input"
+        )  # fmt: skip
         raise DataError(
             f"SentencePiece could not learn a {vocab_size:,}-piece vocabulary from "
-            f"{', '.join(map(str, files))}: {reason}. Choose a smaller --vocab-size"
+            f"{', '.join(map(str, files))}: {reason}; {advice}"
         ) from None
     return prefix.with_suffix(".model")
 
