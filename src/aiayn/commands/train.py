@@ -1,0 +1,110 @@
+"""`aiayn train` (the paper's recipe; under torchrun, DDP) and `aiayn average`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from aiayn.config import PRECISIONS, PRESETS
+
+
+def add(commands) -> None:
+    p = commands.add_parser(
+        "train",
+        help="train a model on a prepared data directory",
+        description="Train with the paper's recipe. Several processes: "
+        "torchrun --nproc-per-node N -m aiayn train ...",
+    )
+    p.add_argument("--data", type=Path, help="directory made by `aiayn prepare`")
+    p.add_argument("--out", type=Path, required=True, help="run directory (checkpoints, logs)")
+    p.add_argument("--preset", choices=list(PRESETS), default="small")
+    p.add_argument(
+        "--set",
+        nargs="+",
+        default=[],
+        metavar="KEY=VALUE",
+        help="change any model or training setting, e.g. --set dropout=0.2 warmup=800",
+    )
+    p.add_argument(
+        "--resume", action="store_true", help="continue the run in --out from its latest checkpoint"
+    )
+    p.add_argument("--max-steps", type=int)
+    p.add_argument("--max-epochs", type=int)
+    p.add_argument("--max-minutes", type=float, help="wall-clock budget for this invocation")
+    p.add_argument("--max-tokens", type=int, help="token budget of one batch, per process")
+    p.add_argument("--update-freq", type=int, help="batches accumulated per update")
+    p.add_argument("--precision", choices=PRECISIONS)
+    p.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda if available)")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(run=run_train)  # fmt: skip
+
+    a = commands.add_parser(
+        "average", help="average the last checkpoints of a run (the paper's final model)"
+    )
+    a.add_argument("run_dir", type=Path, metavar="RUN")
+    a.add_argument("--last", type=int, default=5, help="how many (paper: 5 base, 20 big)")
+    a.add_argument("--out", type=Path, required=True, help="model directory to write")
+    a.set_defaults(run=run_average)
+
+
+def flag_overrides(args: argparse.Namespace) -> list[str]:
+    """The explicit flags, as --set items."""
+    names = ["max_steps", "max_epochs", "max_minutes", "max_tokens", "update_freq", "precision"]
+    return [f"{n}={getattr(args, n)}" for n in names if getattr(args, n) is not None]
+
+
+def run_train(args: argparse.Namespace) -> int:
+    from aiayn.config import TrainConfig, apply_overrides, preset
+    from aiayn.data.meta import DataMeta
+    from aiayn.train import checkpoint as ckpt
+    from aiayn.train.distributed import Distributed
+    from aiayn.train.run import create_run, open_run, save_train_config
+    from aiayn.train.trainer import Trainer, TrainingError
+
+    dist = Distributed.from_env(args.device)
+    overrides = [*args.set, *flag_overrides(args)]
+    try:
+        if args.resume and (args.out / "run.json").is_file():
+            run, model_cfg, train_cfg = open_run(args.out)
+            _, train_cfg = apply_overrides(model_cfg, train_cfg, overrides)
+            if dist.is_main:
+                save_train_config(run, train_cfg)
+        else:
+            if args.data is None:
+                raise ValueError("--data is required for a new run")
+            meta = DataMeta.load(args.data)
+            model_cfg = preset(args.preset, vocab_size=meta.vocab_size)
+            model_cfg, train_cfg = apply_overrides(model_cfg, TrainConfig(), overrides)
+            run = create_run(args.out, args.data, model_cfg, train_cfg, write=dist.is_main)
+        dist.barrier()
+        trainer = Trainer(model_cfg, train_cfg, run, dist, progress=not args.no_progress)
+        last = ckpt.latest(run.root) if args.resume else None
+        if last is not None:
+            trainer.resume(last.path)
+            if dist.is_main:
+                ckpt.clean_up(run.root, train_cfg.keep_last)
+                print(f"resumed from {last.path} (step {last.step})", file=sys.stderr)
+        summary = trainer.train()
+    except TrainingError as err:
+        print(f"aiayn train: stopped: {err}", file=sys.stderr)
+        return 3
+    finally:
+        dist.close()
+    if dist.is_main:
+        print(json.dumps(summary, indent=2))
+    return 0
+
+
+def run_average(args: argparse.Namespace) -> int:
+    from aiayn.train import checkpoint as ckpt
+
+    found = ckpt.list_checkpoints(args.run_dir)
+    if not found:
+        raise FileNotFoundError(f"{args.run_dir}: no step checkpoints to average")
+    chosen = found[-args.last :]
+    ckpt.average_checkpoints([c.path for c in chosen], args.out)
+    steps = ", ".join(str(c.step) for c in chosen)
+    print(f"averaged {len(chosen)} checkpoints (steps {steps}) into {args.out}")
+    return 0

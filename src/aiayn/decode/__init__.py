@@ -1,0 +1,1 @@
+"""Decoding: turning a trained model and source sentences into translations."""

@@ -1,0 +1,158 @@
+"""Checkpoints: self-contained directories, written atomically, kept last-K plus the best.
+
+A checkpoint `RUN/checkpoints/step_00001000/` holds the weights and config (`Transformer.save`),
+the tokenizer (`spm.model`), the optimizer state (`optimizer.pt`, tensors only: read back with
+`weights_only=True`) and `state.json` (step, data position, RNG states, metrics). It is written
+into a temporary directory and renamed into place, so a crash leaves the previous checkpoint
+whole and the new one either complete or absent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors.torch import load_file, save_file
+
+from aiayn.model import Transformer
+from aiayn.model.transformer import CONFIG_FILE, WEIGHTS_FILE
+
+CHECKPOINTS = "checkpoints"
+BEST = "best"
+STATE_FILE = "state.json"
+OPTIMIZER_FILE = "optimizer.pt"
+TOKENIZER_FILE = "spm.model"
+_STEP_DIR = re.compile(r"^step_(\d{8})$")
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    path: Path
+    step: int
+
+
+def step_dir(run: Path, step: int) -> Path:
+    return Path(run) / CHECKPOINTS / f"step_{step:08d}"
+
+
+def list_checkpoints(run: Path) -> list[Checkpoint]:
+    """Complete step checkpoints, oldest first (temporary directories are not listed)."""
+    root = Path(run) / CHECKPOINTS
+    if not root.is_dir():
+        return []
+    found = [
+        Checkpoint(p, int(m.group(1)))
+        for p in root.iterdir()
+        if (m := _STEP_DIR.match(p.name)) and (p / STATE_FILE).is_file()
+    ]
+    return sorted(found, key=lambda c: c.step)
+
+
+def latest(run: Path) -> Checkpoint | None:
+    found = list_checkpoints(run)
+    return found[-1] if found else None
+
+
+def write_checkpoint(
+    target: Path,
+    model: Transformer,
+    tokenizer_file: Path,
+    state: dict[str, Any],
+    optimizer: torch.optim.Optimizer | None = None,
+) -> Path:
+    """Write everything into a temporary directory beside `target`, then rename it into place."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{target.name}-", dir=target.parent))
+    try:
+        _write_files(tmp, model, tokenizer_file, state, optimizer)
+        _replace_dir(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target
+
+
+def _write_files(directory: Path, model, tokenizer_file, state, optimizer) -> None:
+    model.save(directory)
+    shutil.copyfile(tokenizer_file, directory / TOKENIZER_FILE)
+    if optimizer is not None:
+        torch.save(optimizer.state_dict(), directory / OPTIMIZER_FILE)
+    (directory / STATE_FILE).write_text(json.dumps(state, indent=1) + "\n", encoding="utf-8")
+    for path in directory.iterdir():
+        with open(path, "rb") as f:
+            os.fsync(f.fileno())
+
+
+def _replace_dir(new: Path, target: Path) -> None:
+    """Rename `new` to `target`; an existing `target` is moved aside first, then removed."""
+    old = None
+    if target.exists():
+        old = target.with_name(f".old-{target.name}-{os.getpid()}")
+        os.replace(target, old)
+    os.replace(new, target)
+    fd = os.open(target.parent, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def read_state(checkpoint: Path) -> dict[str, Any]:
+    path = Path(checkpoint) / STATE_FILE
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: missing; not a training checkpoint") from None
+
+
+def read_optimizer(checkpoint: Path) -> dict[str, Any]:
+    """The optimizer state: tensors and numbers only, so loaded with weights_only=True."""
+    return torch.load(Path(checkpoint) / OPTIMIZER_FILE, map_location="cpu", weights_only=True)
+
+
+def clean_up(run: Path, keep_last: int) -> None:
+    """Remove all but the last `keep_last` step checkpoints, and leftovers of crashed writes."""
+    root = Path(run) / CHECKPOINTS
+    for checkpoint in list_checkpoints(run)[: max(0, len(list_checkpoints(run)) - keep_last)]:
+        shutil.rmtree(checkpoint.path, ignore_errors=True)
+    if root.is_dir():
+        for leftover in root.glob(".tmp-*"):
+            shutil.rmtree(leftover, ignore_errors=True)
+        for leftover in root.glob(".old-*"):
+            shutil.rmtree(leftover, ignore_errors=True)
+
+
+def average_checkpoints(paths: list[Path], out: Path) -> Path:
+    """The paper's checkpoint averaging: the element-wise mean of the weights, saved as a model
+    directory (config, weights, tokenizer) that translates like any checkpoint."""
+    if not paths:
+        raise ValueError("no checkpoints to average")
+    total: dict[str, torch.Tensor] = {}
+    for path in paths:
+        weights = load_file(str(Path(path) / WEIGHTS_FILE))
+        if total and weights.keys() != total.keys():
+            raise ValueError(f"{path}: its weights do not match {paths[0]}'s; same run only")
+        for name, tensor in weights.items():
+            total[name] = total.get(name, 0) + tensor.double()
+    out = Path(out)
+    tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{out.name}-", dir=out.parent))
+    try:
+        averaged = {k: (v / len(paths)).to(torch.float32).contiguous() for k, v in total.items()}
+        save_file(averaged, str(tmp / WEIGHTS_FILE))
+        shutil.copyfile(Path(paths[-1]) / CONFIG_FILE, tmp / CONFIG_FILE)
+        shutil.copyfile(Path(paths[-1]) / TOKENIZER_FILE, tmp / TOKENIZER_FILE)
+        _replace_dir(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out

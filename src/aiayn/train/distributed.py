@@ -1,0 +1,66 @@
+"""One process or many (torchrun): rank, device, and the few collective operations used."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import torch
+import torch.distributed as dist
+
+
+@dataclass(frozen=True)
+class Distributed:
+    """Where this process stands: rank 0 of 1 when not launched by torchrun."""
+
+    rank: int = 0
+    world_size: int = 1
+    device: torch.device = field(default_factory=lambda: torch.device("cpu"))
+
+    @property
+    def enabled(self) -> bool:
+        return self.world_size > 1
+
+    @property
+    def is_main(self) -> bool:
+        return self.rank == 0
+
+    @classmethod
+    def from_env(cls, device: str | None = None) -> Distributed:
+        """Read torchrun's variables; start the process group (gloo on CPU, nccl on CUDA)."""
+        world_size = int(os.environ.get("WORLD_SIZE", "1"))
+        rank = int(os.environ.get("RANK", "0"))
+        local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+        if device is None:
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        dev = torch.device(device)
+        if dev.type == "cuda":
+            dev = torch.device("cuda", local_rank)
+            torch.cuda.set_device(dev)
+        if world_size > 1 and not dist.is_initialized():
+            dist.init_process_group("nccl" if dev.type == "cuda" else "gloo")
+        return cls(rank, world_size, dev)
+
+    def sum(self, values: list[float]) -> list[float]:
+        """Element-wise sum over all processes (identity for one process)."""
+        if not self.enabled:
+            return values
+        t = torch.tensor(values, dtype=torch.float64, device=self.device)
+        dist.all_reduce(t)
+        return t.tolist()
+
+    def gather(self, obj: object) -> list[object]:
+        """Every process's object, in rank order (on every process)."""
+        if not self.enabled:
+            return [obj]
+        out: list[object] = [None] * self.world_size
+        dist.all_gather_object(out, obj)
+        return out
+
+    def barrier(self) -> None:
+        if self.enabled:
+            dist.barrier()
+
+    def close(self) -> None:
+        if self.enabled and dist.is_initialized():
+            dist.destroy_process_group()

@@ -1,0 +1,48 @@
+"""Where numbers go: RUN/metrics.jsonl (one JSON object a line), and TensorBoard if installed."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+METRICS_FILE = "metrics.jsonl"
+
+
+class MetricsLog:
+    """Appends records to metrics.jsonl (flushed at once, so a crash loses nothing written)."""
+
+    def __init__(self, run: Path, enabled: bool = True) -> None:
+        self.enabled = enabled
+        self.path = Path(run) / METRICS_FILE
+        self.tensorboard = None
+        if enabled:
+            try:  # optional: only when the tensorboard package is installed
+                from torch.utils.tensorboard import SummaryWriter
+
+                self.tensorboard = SummaryWriter(str(Path(run) / "tensorboard"))
+            except ImportError:
+                pass
+
+    def write(self, kind: str, step: int, **values: Any) -> None:
+        if not self.enabled:
+            return
+        record = {"kind": kind, "step": step, "time": round(time.time(), 3), **values}
+        with open(self.path, "a", encoding="utf-8") as f:
+            f.write(json.dumps(record) + "\n")
+        if self.tensorboard is not None:
+            for name, value in values.items():
+                if isinstance(value, int | float):
+                    self.tensorboard.add_scalar(f"{kind}/{name}", value, step)
+
+    def close(self) -> None:
+        if self.tensorboard is not None:
+            self.tensorboard.close()
+
+
+def read_metrics(run: Path) -> list[dict[str, Any]]:
+    path = Path(run) / METRICS_FILE
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]

@@ -1,0 +1,72 @@
+"""A run directory: what it was trained from and with, and its files."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from aiayn.config import ModelConfig, TrainConfig, check_keys
+from aiayn.data.meta import DataMeta
+from aiayn.train import checkpoint as ckpt
+
+RUN_CONFIG = "run.json"
+
+
+@dataclass(frozen=True)
+class RunFiles:
+    root: Path  # RUN/
+    data: Path  # the prepared data directory
+
+    @property
+    def tokenizer(self) -> Path:
+        return self.root / ckpt.TOKENIZER_FILE
+
+
+def create_run(
+    root: Path, data: Path, model: ModelConfig, train: TrainConfig, write: bool = True
+) -> RunFiles:
+    """A new run directory with its configuration and a copy of the tokenizer (written by the
+    main process only: `write=False` elsewhere)."""
+    root = Path(root)
+    if ckpt.list_checkpoints(root):
+        raise FileExistsError(
+            f"{root} already holds checkpoints; add --resume to continue that run, or choose "
+            "another --out"
+        )
+    meta = DataMeta.load(data)
+    if model.vocab_size != meta.vocab_size:
+        raise ValueError(
+            f"the model's vocab_size {model.vocab_size} differs from the data's "
+            f"{meta.vocab_size} ({data})"
+        )
+    if not write:
+        return RunFiles(root, Path(data))
+    root.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(Path(data) / ckpt.TOKENIZER_FILE, root / ckpt.TOKENIZER_FILE)
+    config = {"data": str(Path(data).resolve()), "model": model.to_dict(), "train": train.__dict__}
+    (root / RUN_CONFIG).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    return RunFiles(root, Path(data))
+
+
+def open_run(root: Path) -> tuple[RunFiles, ModelConfig, TrainConfig]:
+    """An existing run, to resume: its data, model and training configuration."""
+    path = Path(root) / RUN_CONFIG
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: missing; {root} is not a run directory to resume")
+    config = json.loads(path.read_text(encoding="utf-8"))
+    check_keys(TrainConfig, config["train"], str(path))
+    return (
+        RunFiles(Path(root), Path(config["data"])),
+        ModelConfig.from_dict(config["model"], str(path)),
+        TrainConfig(**config["train"]),
+    )
+
+
+def save_train_config(run: RunFiles, train: TrainConfig) -> None:
+    """Record changed training settings (e.g. a longer max_steps when resuming)."""
+    path = run.root / RUN_CONFIG
+    config = json.loads(path.read_text(encoding="utf-8"))
+    config["train"] = train.__dict__
+    path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")

@@ -1,0 +1,348 @@
+"""The training loop: the paper's recipe with checkpoints, validation, faults and DDP.
+
+One update = `update_freq` token-budget batches per process, their summed loss divided by the
+target tokens of the whole update (over all processes), so the gradient is the same whether
+N batches are accumulated by one process or spread over N.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import signal
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch.nn.parallel import DistributedDataParallel
+from tqdm import tqdm
+
+from aiayn.config import ModelConfig, TrainConfig
+from aiayn.data.batching import TokenBatchSampler
+from aiayn.data.dataset import Batch, ParallelData
+from aiayn.model import Transformer
+from aiayn.train import checkpoint as ckpt
+from aiayn.train.distributed import Distributed
+from aiayn.train.loss import label_smoothed_loss
+from aiayn.train.metrics import MetricsLog
+from aiayn.train.run import RunFiles
+from aiayn.train.schedule import learning_rate
+from aiayn.train.validate import Validation, validate
+
+
+class TrainingError(RuntimeError):
+    """The run cannot go on; the message says why and what to do."""
+
+
+@dataclass
+class TrainState:
+    """Everything besides weights and optimizer that a resumed run needs to go on exactly."""
+
+    step: int = 0
+    best_bleu: float | None = None
+    best_step: int | None = None
+    validations_without_improvement: int = 0
+    bad_steps_in_a_row: int = 0
+    tokens_seen: int = 0
+
+
+class Trainer:
+    """Builds the model, optimizer and data for a run directory and trains it."""
+
+    def __init__(
+        self,
+        model_cfg: ModelConfig,
+        train_cfg: TrainConfig,
+        run: RunFiles,
+        dist: Distributed,
+        progress: bool = True,
+    ) -> None:
+        self.cfg, self.run, self.dist = train_cfg, run, dist
+        self.progress = progress and dist.is_main
+        torch.manual_seed(train_cfg.seed)  # the same initial weights on every process
+        self.model = Transformer(model_cfg).to(dist.device)
+        self.optimizer = torch.optim.Adam(
+            self.model.parameters(),
+            lr=0.0,
+            betas=(train_cfg.adam_beta1, train_cfg.adam_beta2),
+            eps=train_cfg.adam_eps,
+        )
+        self.scaler = torch.amp.GradScaler("cuda", enabled=train_cfg.precision == "fp16")
+        self.train_data = ParallelData(run.data, "train")
+        self.sampler = TokenBatchSampler(
+            self.train_data.src_lengths, self.train_data.tgt_lengths, train_cfg.max_tokens,
+            seed=train_cfg.seed, rank=dist.rank, world_size=dist.world_size,
+            multiple_of=dist.world_size * train_cfg.update_freq,
+        )  # fmt: skip
+        self.state = TrainState()
+        self.metrics = MetricsLog(run.root, enabled=dist.is_main)
+        torch.manual_seed(train_cfg.seed + 1000 * dist.rank)  # dropout differs across ranks
+        self.net: torch.nn.Module = self.model
+        if dist.enabled:
+            ids = [dist.device.index] if dist.device.type == "cuda" else None
+            self.net = DistributedDataParallel(self.model, device_ids=ids)
+        self._stop_signal = False
+        self._check_precision()
+
+    # -- set-up ------------------------------------------------------------------------------
+
+    def _check_precision(self) -> None:
+        if self.cfg.precision == "fp16" and self.dist.device.type != "cuda":
+            raise TrainingError("precision=fp16 needs a CUDA GPU; on a CPU use bf16 (or fp32)")
+
+    def autocast(self) -> contextlib.AbstractContextManager:
+        if self.cfg.precision == "fp32":
+            return contextlib.nullcontext()
+        dtype = torch.bfloat16 if self.cfg.precision == "bf16" else torch.float16
+        return torch.autocast(self.dist.device.type, dtype=dtype)
+
+    def resume(self, checkpoint: Path) -> None:
+        """Load weights, optimizer, data position, RNG and counters from a checkpoint."""
+        saved = Transformer.load(checkpoint, device=self.dist.device)
+        self.model.load_state_dict(saved.state_dict())
+        self.optimizer.load_state_dict(ckpt.read_optimizer(checkpoint))
+        state = ckpt.read_state(checkpoint)
+        self.state = TrainState(**state["train_state"])
+        self.sampler.load_state_dict(state["sampler"])
+        if state.get("scaler"):
+            self.scaler.load_state_dict(state["scaler"])
+        rng = state["rng"]
+        if len(rng) == self.dist.world_size:  # the same processes: continue their streams
+            torch.set_rng_state(torch.tensor(rng[self.dist.rank]["cpu"], dtype=torch.uint8))
+            if self.dist.device.type == "cuda" and rng[self.dist.rank].get("cuda") is not None:
+                cuda_state = torch.tensor(rng[self.dist.rank]["cuda"], dtype=torch.uint8)
+                torch.cuda.set_rng_state(cuda_state, self.dist.device)
+
+    # -- the loop ----------------------------------------------------------------------------
+
+    def batches(self) -> Iterator[Batch]:
+        """Training batches of this process, epoch after epoch, until max_epochs."""
+        while not self.cfg.max_epochs or self.sampler.epoch < self.cfg.max_epochs:
+            for indices in self.sampler:
+                yield self.train_data.collate(indices)
+
+    def train(self) -> dict[str, Any]:
+        """Train until a stopping rule holds; returns the summary (also printed)."""
+        cfg = self.cfg
+        started = last_save = time.monotonic()
+        stream = self.batches()
+        bar = tqdm(total=cfg.max_steps, initial=self.state.step, desc="train", unit=" steps",
+                   disable=not self.progress, dynamic_ncols=True)  # fmt: skip
+        window = {"loss": 0.0, "nll": 0.0, "tokens": 0.0, "time": time.monotonic()}
+        stop_reason = "max_steps"
+        with self._signals():
+            while self.state.step < cfg.max_steps:
+                group = [b for _, b in zip(range(cfg.update_freq), stream, strict=False)]
+                if len(group) < cfg.update_freq:
+                    stop_reason = "max_epochs"
+                    break
+                clock = time.monotonic()
+                flags = [
+                    float(self._stop_signal),
+                    float(self.dist.is_main and bool(cfg.max_minutes)
+                          and clock - started >= 60 * cfg.max_minutes),
+                    float(self.dist.is_main and bool(cfg.save_minutes)
+                          and clock - last_save >= 60 * cfg.save_minutes),
+                ]  # fmt: skip
+                loss, nll, tokens, signal_flag, out_of_time, save_due = self.update(group, flags)
+                if math.isfinite(loss):
+                    window["loss"] += loss * tokens
+                    window["nll"] += nll * tokens
+                    window["tokens"] += tokens
+                    bar.update(1)
+                    bar.set_postfix(self._postfix(window, loss, tokens), refresh=False)
+                step = self.state.step
+                if cfg.log_every and step % cfg.log_every == 0 and window["tokens"]:
+                    self._log_train(window)
+                due = cfg.valid_every and step % cfg.valid_every == 0 and math.isfinite(loss)
+                if due and self._validate_and_keep_best(bar):
+                    stop_reason = "patience"
+                    break
+                if signal_flag or out_of_time:
+                    stop_reason = "signal" if signal_flag else "max_minutes"
+                    break
+                if (cfg.save_every and step % cfg.save_every == 0) or save_due:
+                    self.save()
+                    last_save = time.monotonic()
+        bar.close()
+        return self._finish(stop_reason, started)
+
+    def update(self, group: list[Batch], flags: list[float]) -> list[float]:
+        """One optimizer step over a group of batches; returns the summed statistics of all
+        processes: (loss per token, nll per token, tokens, stop signal, out of time, save due)."""
+        cfg, device = self.cfg, self.dist.device
+        self.net.train()
+        local_tokens = sum(b.n_tgt_tokens for b in group)
+        (total_tokens,) = self.dist.sum([float(local_tokens)])
+        lr = learning_rate(self.state.step + 1, self.model.cfg.d_model, cfg.warmup, cfg.lr_scale)
+        for group_ in self.optimizer.param_groups:
+            group_["lr"] = lr
+        loss_sum = nll_sum = 0.0
+        for i, batch in enumerate(group):
+            sync = i == len(group) - 1 or not self.dist.enabled
+            with contextlib.nullcontext() if sync else self.net.no_sync():  # type: ignore[operator]
+                loss, nll = self._forward_backward(batch, total_tokens, device)
+            loss_sum, nll_sum = loss_sum + loss, nll_sum + nll
+        finite = float(math.isfinite(loss_sum))
+        totals = self.dist.sum([loss_sum, nll_sum, 1.0 - finite, *flags])
+        loss_sum, nll_sum, bad, *flags = totals
+        if bad:
+            return self._skip_update(totals, total_tokens)
+        if cfg.clip_norm:
+            self.scaler.unscale_(self.optimizer)
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.clip_norm)
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.optimizer.zero_grad(set_to_none=True)
+        self.state.step += 1
+        self.state.bad_steps_in_a_row = 0
+        self.state.tokens_seen += int(total_tokens)
+        return [loss_sum / total_tokens, nll_sum / total_tokens, total_tokens, *flags]
+
+    def _forward_backward(self, batch: Batch, total_tokens: float, device) -> tuple[float, float]:
+        src, tgt_in, tgt_out = (t.to(device) for t in (batch.src, batch.tgt_in, batch.tgt_out))
+        try:
+            with self.autocast():
+                logits = self.net(src, tgt_in)  # (B, T, V)
+            loss, nll = label_smoothed_loss(
+                logits, tgt_out, self.cfg.label_smoothing, self.model.cfg.pad_id
+            )
+            # DDP averages gradients over processes; scaling by their number makes the result
+            # the gradient of (summed loss of the update) / (its target tokens).
+            scaled = loss * (self.dist.world_size / total_tokens)
+            self.scaler.scale(scaled).backward()
+        except torch.cuda.OutOfMemoryError:
+            raise TrainingError(
+                f"CUDA ran out of memory on a batch of {tuple(src.shape)} source and "
+                f"{tuple(tgt_in.shape)} target tokens; lower --max-tokens (now "
+                f"{self.cfg.max_tokens}) and raise --update-freq to keep the update size"
+            ) from None
+        return loss.item(), nll.item()
+
+    def _skip_update(self, totals: list[float], total_tokens: float) -> list[float]:
+        """A non-finite loss: no step is taken; too many in a row stop the run."""
+        self.optimizer.zero_grad(set_to_none=True)
+        if self.cfg.precision == "fp16":
+            self.scaler.update()  # lowers the scale, the usual cure for fp16 overflow
+        self.state.bad_steps_in_a_row += 1
+        n = self.state.bad_steps_in_a_row
+        if self.dist.is_main:
+            tqdm.write(
+                f"step {self.state.step + 1}: non-finite loss, update skipped ({n} in a row)"
+            )
+        if n >= self.cfg.max_bad_steps:
+            last = ckpt.latest(self.run.root)
+            raise TrainingError(
+                f"{n} updates in a row had a non-finite loss; stopping. The last good checkpoint "
+                f"is {last.path if last else '(none yet)'}. Try a lower lr_scale, clip_norm=1, "
+                "or precision=fp32"
+            )
+        return [math.nan, math.nan, total_tokens, *totals[3:]]
+
+    # -- validation, saving, reporting --------------------------------------------------------
+
+    def _validate_and_keep_best(self, bar: tqdm | None = None) -> bool:
+        """Validate on the main process, keep the best checkpoint; True if patience ran out."""
+        result: Validation | None = None
+        if self.dist.is_main:
+            result = validate(
+                self.model, self.run.data, self.cfg, self.autocast, self.run.tokenizer
+            )
+            self.metrics.write("valid", self.state.step, **result.as_dict())
+            if bar is not None:
+                bar.write(f"step {self.state.step}: {result}")
+            self._keep_best(result)
+        (stop,) = self.dist.sum([float(self._patience_ran_out())])
+        self.model.train()
+        return bool(stop)
+
+    def _keep_best(self, result: Validation) -> None:
+        state = self.state
+        if state.best_bleu is None or result.bleu > state.best_bleu:
+            state.best_bleu, state.best_step = result.bleu, state.step
+            state.validations_without_improvement = 0
+            ckpt.write_checkpoint(
+                self.run.root / ckpt.CHECKPOINTS / ckpt.BEST, self.model, self.run.tokenizer,
+                {"step": state.step, "valid": result.as_dict()},
+            )  # fmt: skip
+        else:
+            state.validations_without_improvement += 1
+
+    def _patience_ran_out(self) -> bool:
+        patience = self.cfg.patience
+        return bool(patience) and self.state.validations_without_improvement >= patience
+
+    def save(self) -> None:
+        """A step checkpoint (all processes take part: RNG states are gathered)."""
+        rng = {"cpu": torch.get_rng_state().tolist()}
+        if self.dist.device.type == "cuda":
+            rng["cuda"] = torch.cuda.get_rng_state(self.dist.device).tolist()
+        all_rng = self.dist.gather(rng)
+        if self.dist.is_main:
+            state = {
+                "train_state": self.state.__dict__,
+                "sampler": self.sampler.state_dict(),
+                "rng": all_rng,
+                "scaler": self.scaler.state_dict() if self.scaler.is_enabled() else None,
+                "world_size": self.dist.world_size,
+            }
+            target = ckpt.step_dir(self.run.root, self.state.step)
+            ckpt.write_checkpoint(target, self.model, self.run.tokenizer, state, self.optimizer)
+            ckpt.clean_up(self.run.root, self.cfg.keep_last)
+        self.dist.barrier()
+
+    def _postfix(self, window: dict, loss: float, tokens: float) -> dict[str, str]:
+        elapsed = max(time.monotonic() - window["time"], 1e-9)
+        return {
+            "loss": f"{loss:.3f}",
+            "lr": f"{self.optimizer.param_groups[0]['lr']:.2e}",
+            "tok/s": f"{window['tokens'] / elapsed:,.0f}",
+        }
+
+    def _log_train(self, window: dict) -> None:
+        elapsed = max(time.monotonic() - window["time"], 1e-9)
+        nll = window["nll"] / window["tokens"]
+        self.metrics.write(
+            "train", self.state.step, epoch=self.sampler.epoch,
+            loss=window["loss"] / window["tokens"], nll_loss=nll, ppl=math.exp(min(nll, 50)),
+            lr=self.optimizer.param_groups[0]["lr"],
+            tokens_per_s=window["tokens"] / elapsed, tokens=self.state.tokens_seen,
+        )  # fmt: skip
+        window.update(loss=0.0, nll=0.0, tokens=0.0, time=time.monotonic())
+
+    def _finish(self, reason: str, started: float) -> dict[str, Any]:
+        """Final validation and checkpoint (unless just done), and the summary."""
+        if self.state.step and (not self.cfg.valid_every or self.state.step % self.cfg.valid_every):
+            self._validate_and_keep_best()
+        if self.state.step:
+            self.save()
+        minutes = (time.monotonic() - started) / 60
+        summary = {
+            "stopped_by": reason,
+            "steps": self.state.step,
+            "epochs": self.sampler.epoch,
+            "minutes": round(minutes, 2),
+            "best_bleu": self.state.best_bleu,
+            "best_step": self.state.best_step,
+            "checkpoint": str(ckpt.step_dir(self.run.root, self.state.step)),
+        }
+        self.metrics.write("summary", self.state.step, **summary)
+        self.metrics.close()
+        return summary
+
+    @contextlib.contextmanager
+    def _signals(self) -> Iterator[None]:
+        """SIGINT/SIGTERM finish the current update, save a checkpoint and stop."""
+
+        def handler(signum, frame) -> None:
+            self._stop_signal = True
+
+        previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for s, h in previous.items():
+                signal.signal(s, h)

@@ -1,0 +1,82 @@
+"""The learning-rate schedule and the label-smoothed loss, against hand-computed values."""
+
+import itertools
+import math
+
+import pytest
+import torch
+
+from aiayn.train.loss import label_smoothed_loss
+from aiayn.train.schedule import learning_rate
+
+
+def test_schedule_hand_computed():
+    # d_model 512, warmup 4000: lr = 512^-0.5 * min(step^-0.5, step * 4000^-1.5)
+    assert learning_rate(1, 512) == pytest.approx(512**-0.5 * 4000**-1.5)
+    assert learning_rate(1, 512) == pytest.approx(1.7469281e-07)  # 0.0441942 * 3.9528471e-6
+    assert learning_rate(4000, 512) == pytest.approx(0.0006987712429686843)  # the peak
+    assert learning_rate(16000, 512) == pytest.approx(3.4938562e-4)  # 0.0441942 / 126.49
+    assert learning_rate(2000, 256, warmup=1000, scale=2.0) == pytest.approx(
+        2 * 256**-0.5 * 2000**-0.5
+    )
+
+
+def test_schedule_shape():
+    lrs = [learning_rate(s, 512) for s in range(1, 20001)]
+    peak = max(range(len(lrs)), key=lrs.__getitem__) + 1
+    assert peak == 4000
+    assert all(a < b for a, b in itertools.pairwise(lrs[:4000]))  # linear warmup
+    assert all(a > b for a, b in itertools.pairwise(lrs[3999:]))  # then decay
+    with pytest.raises(ValueError, match="steps count from 1"):
+        learning_rate(0, 512)
+
+
+def test_smoothed_loss_hand_computed_with_padding():
+    # V = 4 (pad = 0). Two positions: a real token (gold 2) and padding.
+    logits = torch.tensor([[[0.0, 1.0, 2.0, 3.0], [5.0, -1.0, 0.5, 2.0]]])
+    target = torch.tensor([[2, 0]])
+    z = math.log(sum(math.exp(x) for x in [0.0, 1.0, 2.0, 3.0]))
+    lp = [x - z for x in [0.0, 1.0, 2.0, 3.0]]
+    eps = 0.1
+    # q: 0.9 on token 2, 0.1 / (4 - 2) = 0.05 on tokens 1 and 3, nothing on padding
+    expected = -(0.9 * lp[2] + 0.05 * lp[1] + 0.05 * lp[3])
+    loss, nll = label_smoothed_loss(logits, target, eps, pad_id=0)
+    assert loss.item() == pytest.approx(expected, rel=1e-6)
+    assert nll.item() == pytest.approx(-lp[2], rel=1e-6)  # the padding position adds nothing
+
+
+def test_smoothed_loss_is_the_kl_to_q_plus_its_entropy():
+    """A check independent of the formula: the smoothed loss is cross-entropy against q."""
+    torch.manual_seed(0)
+    V, pad = 7, 0
+    logits = torch.randn(2, 5, V)
+    target = torch.randint(1, V, (2, 5))
+    target[1, 3:] = pad
+    q = torch.full((2, 5, V), 0.2 / (V - 2))
+    q.scatter_(-1, target.unsqueeze(-1), 0.8)
+    q[..., pad] = 0
+    assert torch.allclose(q.sum(-1)[target != pad], torch.ones(8))
+    per_position = -(q * torch.log_softmax(logits, -1)).sum(-1)
+    expected = per_position[target != pad].sum()
+    loss, _ = label_smoothed_loss(logits, target, 0.2, pad)
+    torch.testing.assert_close(loss, expected)
+
+
+def test_no_smoothing_is_cross_entropy_ignoring_padding():
+    torch.manual_seed(1)
+    logits = torch.randn(3, 4, 9)
+    target = torch.randint(1, 9, (3, 4))
+    target[0, 2:] = 0
+    loss, nll = label_smoothed_loss(logits, target, 0.0, pad_id=0)
+    ref = torch.nn.functional.cross_entropy(
+        logits.flatten(0, 1), target.flatten(), ignore_index=0, reduction="sum"
+    )
+    torch.testing.assert_close(loss, ref)
+    torch.testing.assert_close(nll, ref)
+
+
+def test_bf16_logits_are_scored_in_fp32():
+    logits = torch.randn(2, 3, 11).bfloat16()
+    target = torch.randint(1, 11, (2, 3))
+    loss, _ = label_smoothed_loss(logits, target, 0.1, 0)
+    assert loss.dtype == torch.float32
