@@ -80,3 +80,32 @@ def test_bf16_logits_are_scored_in_fp32():
     target = torch.randint(1, 11, (2, 3))
     loss, _ = label_smoothed_loss(logits, target, 0.1, 0)
     assert loss.dtype == torch.float32
+
+
+def reference_loss(logits, target, eps, pad):
+    """The loss written plainly, for autograd to differentiate."""
+    V = logits.shape[-1]
+    lp = torch.log_softmax(logits, -1)
+    q = torch.full_like(lp, eps / (V - 2))
+    q.scatter_(-1, target.unsqueeze(-1), 1 - eps)
+    q[..., pad] = 0
+    real = target != pad
+    return -(q * lp).sum(-1)[real].sum(), -lp.gather(-1, target.unsqueeze(-1)).squeeze(-1)[
+        real
+    ].sum()
+
+
+@pytest.mark.parametrize("eps", [0.0, 0.1])
+def test_hand_written_gradient_equals_autograd(eps):
+    torch.manual_seed(2)
+    logits = torch.randn(3, 5, 11, dtype=torch.float64, requires_grad=True)
+    target = torch.randint(1, 11, (3, 5))
+    target[2, 2:] = 0
+    w_loss, w_nll = 0.7, 0.3  # both outputs used, with different weights
+    loss, nll = label_smoothed_loss(logits, target, eps, pad_id=0)
+    (grad,) = torch.autograd.grad(w_loss * loss + w_nll * nll, logits)
+    ref_loss, ref_nll = reference_loss(logits, target, eps, 0)
+    (expected,) = torch.autograd.grad(w_loss * ref_loss + w_nll * ref_nll, logits)
+    torch.testing.assert_close(loss, ref_loss.float(), rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(grad, expected.float().double(), rtol=1e-5, atol=1e-6)
+    assert torch.all(grad[2, 2:] == 0)  # padding positions: no gradient

@@ -1,4 +1,13 @@
-"""Label-smoothed cross-entropy (section 5.4), with padding carrying no loss and no mass."""
+"""Label-smoothed cross-entropy (section 5.4), with padding carrying no loss and no mass.
+
+The smoothed target distribution q puts 1 - eps on the gold token and eps / (V - 2) on every
+other token except padding, which gets none. The loss is -sum_v q_v log p_v over real
+positions. Its gradient with respect to the logits is simply p - q, so a hand-written
+backward computes it in one pass over (N, V) instead of the several (N, V) temporaries
+(log-probabilities, zero-filled scatter targets) that autograd would make: on a CPU this is a
+large share of a small model's step. (torch's CrossEntropyLoss with both label_smoothing and
+ignore_index once let padding leak into the loss; here it is explicit and tested.)
+"""
 
 from __future__ import annotations
 
@@ -9,11 +18,9 @@ from torch import Tensor
 def label_smoothed_loss(
     logits: Tensor, target: Tensor, epsilon: float, pad_id: int
 ) -> tuple[Tensor, Tensor]:
-    """Summed loss against q = 1 - eps on the target and eps / (V - 2) on every other token
-    except padding (which gets none); padding positions contribute nothing.
+    """Summed smoothed loss and summed negative log-likelihood over the real target tokens.
 
-    Computed in float32 whatever the logits' precision. (torch's CrossEntropyLoss with both
-    label_smoothing and ignore_index once let padding leak into the loss; this is explicit.)
+    Computed in float32 whatever the logits' precision.
 
     Args:
         logits: (B, T, V) scores.
@@ -21,14 +28,59 @@ def label_smoothed_loss(
         epsilon: label smoothing, 0 for plain cross-entropy.
 
     Returns:
-        (smoothed loss, negative log-likelihood), each summed over the real tokens.
+        (smoothed loss, negative log-likelihood), each a scalar summed over real tokens.
     """
     V = logits.shape[-1]
-    lprobs = torch.log_softmax(logits.float(), dim=-1)  # (B, T, V)
-    real = target != pad_id  # (B, T)
-    gold = lprobs.gather(-1, target.unsqueeze(-1)).squeeze(-1)  # (B, T)
-    nll = -gold
-    # -sum of log-probabilities over tokens other than the target and padding
-    others = -(lprobs.sum(dim=-1) - gold - lprobs[..., pad_id])  # (B, T)
-    loss = (1.0 - epsilon) * nll + epsilon / (V - 2) * others
-    return loss[real].sum(), nll[real].sum()
+    return _SmoothedCrossEntropy.apply(
+        logits.reshape(-1, V), target.reshape(-1), epsilon, pad_id
+    )  # (N, V) with N = B*T
+
+
+CHUNK_ELEMENTS = 1 << 22  # float32 temporaries of at most 16 MB: reused, not page-faulted
+
+
+def _chunks(n_rows: int, V: int) -> list[slice]:
+    step = max(1, CHUNK_ELEMENTS // V)
+    return [slice(i, i + step) for i in range(0, n_rows, step)]
+
+
+class _SmoothedCrossEntropy(torch.autograd.Function):
+    """Forward and backward over row chunks, so no (N, V) float32 copy is ever made."""
+
+    @staticmethod
+    def forward(ctx, logits: Tensor, target: Tensor, epsilon: float, pad_id: int):
+        N, V = logits.shape
+        lse = torch.empty(N, device=logits.device)  # (N,) log of the softmax normalizer
+        loss = torch.empty(N, device=logits.device)
+        nll = torch.empty(N, device=logits.device)
+        for rows in _chunks(N, V):
+            x = logits[rows].float()  # (n, V)
+            lse[rows] = torch.logsumexp(x, dim=-1)
+            gold = x.gather(-1, target[rows, None]).squeeze(-1) - lse[rows]  # log p(gold)
+            sum_all = x.sum(dim=-1) - V * lse[rows]  # sum of log p over the vocabulary
+            others = gold + (x[:, pad_id] - lse[rows]) - sum_all  # -(sum but gold and pad)
+            nll[rows] = -gold
+            loss[rows] = (1.0 - epsilon) * -gold + epsilon / (V - 2) * others
+        real = (target != pad_id).float()  # (N,)
+        ctx.save_for_backward(logits, target, lse, real)
+        ctx.epsilon, ctx.pad_id = epsilon, pad_id
+        return (loss * real).sum(), (nll * real).sum()
+
+    @staticmethod
+    def backward(ctx, grad_loss: Tensor, grad_nll: Tensor):
+        logits, target, lse, real = ctx.saved_tensors
+        eps, pad = ctx.epsilon, ctx.pad_id
+        N, V = logits.shape
+        smooth = eps / (V - 2)
+        gold_q = grad_loss * (1.0 - eps - smooth) + grad_nll
+        grad = torch.empty_like(logits)  # (N, V) in the logits' precision
+        for rows in _chunks(N, V):
+            # d loss / d x = p - q and d nll / d x = p - onehot(gold), weighted:
+            g = torch.exp(logits[rows].float() - lse[rows, None])  # (n, V) p
+            g.mul_(grad_loss + grad_nll).sub_(grad_loss * smooth)  # q: eps/(V-2) everywhere,
+            g[:, pad] += grad_loss * smooth  # but none on padding,
+            index = torch.arange(g.shape[0], device=g.device)
+            g[index, target[rows]] -= gold_q  # and 1 - eps on the gold token
+            g.mul_(real[rows, None])  # padding positions get no gradient
+            grad[rows] = g
+        return grad, None, None, None

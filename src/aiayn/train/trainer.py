@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
@@ -31,6 +32,21 @@ from aiayn.train.metrics import MetricsLog
 from aiayn.train.run import RunFiles
 from aiayn.train.schedule import learning_rate
 from aiayn.train.validate import Validation, validate
+
+
+def precision_context(device: torch.device, precision: str) -> contextlib.ExitStack:
+    """Autocast for bf16/fp16, and the attention kernel that is fastest for training there.
+
+    On a CPU in bf16, PyTorch's fused (flash) attention backward is about twice as slow as the
+    plain matrix-product one; in fp32 and on CUDA the fused kernels win.
+    """
+    stack = contextlib.ExitStack()
+    if precision != "fp32":
+        dtype = torch.bfloat16 if precision == "bf16" else torch.float16
+        stack.enter_context(torch.autocast(device.type, dtype=dtype))
+    if device.type == "cpu" and precision == "bf16":
+        stack.enter_context(sdpa_kernel(SDPBackend.MATH))
+    return stack
 
 
 class TrainingError(RuntimeError):
@@ -94,10 +110,7 @@ class Trainer:
             raise TrainingError("precision=fp16 needs a CUDA GPU; on a CPU use bf16 (or fp32)")
 
     def autocast(self) -> contextlib.AbstractContextManager:
-        if self.cfg.precision == "fp32":
-            return contextlib.nullcontext()
-        dtype = torch.bfloat16 if self.cfg.precision == "bf16" else torch.float16
-        return torch.autocast(self.dist.device.type, dtype=dtype)
+        return precision_context(self.dist.device, self.cfg.precision)
 
     def resume(self, checkpoint: Path) -> None:
         """Load weights, optimizer, data position, RNG and counters from a checkpoint."""
