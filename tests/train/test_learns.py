@@ -28,9 +28,9 @@ def test_a_tiny_model_learns_to_reverse():
     model = Transformer(cfg)
     opt = torch.optim.Adam(model.parameters(), lr=0, betas=(0.9, 0.98), eps=1e-9)
     g = torch.Generator().manual_seed(1)
-    for step in range(1, 601):
+    for step in range(1, 801):
         for group in opt.param_groups:
-            group["lr"] = learning_rate(step, cfg.d_model, warmup=100, scale=0.3)
+            group["lr"] = learning_rate(step, cfg.d_model, warmup=100, scale=0.2)
         src, tgt_in, tgt_out = reverse_batch(g, 64, cfg)
         loss, nll = label_smoothed_loss(model(src, tgt_in), tgt_out, 0.0, cfg.pad_id)
         n_tokens = (tgt_out != cfg.pad_id).sum()
