@@ -27,12 +27,26 @@ format: setup
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
-DATA ?= data/en-de
+# The demo: the default corpus, the `small` preset for a fixed time on this machine's CPUs in
+# bf16, then the test BLEU and a few translations. A shorter warmup and a gentler peak suit a
+# run of minutes rather than the paper's 100k steps.
+DATA         ?= data/en-de
+RUN          ?= runs/demo
+DEMO_MINUTES ?= 12
+AIAYN        := $(VENV)/bin/aiayn
 
 demo: setup
-	$(VENV)/bin/aiayn prepare --out $(DATA)
-	$(VENV)/bin/aiayn params --preset small --vocab-size 8000
-	@echo "Data ready in $(DATA). Training, evaluation and translation join the demo with the training issue."
+	$(AIAYN) prepare --out $(DATA) --no-progress
+	rm -rf $(RUN)
+	$(AIAYN) train --data $(DATA) --out $(RUN) --preset small --precision bf16 \
+		--max-minutes $(DEMO_MINUTES) \
+		--set warmup=500 lr_scale=0.5 valid_every=250 valid_bleu_sentences=200 save_every=250
+	$(AIAYN) evaluate --model $(RUN) --data $(DATA) --split test
+	printf '%s\n' \
+		"In the beginning God created the heavens and the earth." \
+		"The king said to his servants: Go and bring water to the city." \
+		"Love your neighbor as yourself." \
+		| $(AIAYN) translate --model $(RUN)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

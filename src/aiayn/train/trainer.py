@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import math
 import signal
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -243,9 +244,8 @@ class Trainer:
         self.state.bad_steps_in_a_row += 1
         n = self.state.bad_steps_in_a_row
         if self.dist.is_main:
-            tqdm.write(
-                f"step {self.state.step + 1}: non-finite loss, update skipped ({n} in a row)"
-            )
+            message = f"step {self.state.step + 1}: non-finite loss, update skipped ({n} in a row)"
+            tqdm.write(message, file=sys.stderr)
         if n >= self.cfg.max_bad_steps:
             last = ckpt.latest(self.run.root)
             raise TrainingError(
@@ -266,7 +266,7 @@ class Trainer:
             )
             self.metrics.write("valid", self.state.step, **result.as_dict())
             if bar is not None:
-                bar.write(f"step {self.state.step}: {result}")
+                bar.write(f"step {self.state.step}: {result}", file=sys.stderr)
             self._keep_best(result)
         (stop,) = self.dist.sum([float(self._patience_ran_out())])
         self.model.train()
