@@ -128,3 +128,10 @@ def test_sigkill_at_random_moments_loses_nothing(tiny_data, tmp_path):
     assert kills == 3
     assert not list((run / "checkpoints").glob(".tmp-*"))  # crashed writes cleaned up
     assert_bitwise_equal(tmp_path / "ref", run, 60)
+
+
+def test_resume_refuses_another_batch_layout(tiny_data, tmp_path, capsys):
+    base = ["train", "--data", str(tiny_data), "--out", str(tmp_path), *TINY_RUN]
+    assert main([*base, "--max-steps", "2"]) == 0
+    assert main(["train", "--out", str(tmp_path), "--resume", "--update-freq", "3"]) == 3
+    assert "resume with the same" in capsys.readouterr().err

@@ -119,6 +119,17 @@ class Trainer:
         self.model.load_state_dict(saved.state_dict())
         self.optimizer.load_state_dict(ckpt.read_optimizer(checkpoint))
         state = ckpt.read_state(checkpoint)
+        saved_world = state.get("world_size", 1)
+        if (
+            saved_world != self.dist.world_size
+            or state.get("update_freq", 1) != self.cfg.update_freq
+        ):
+            raise TrainingError(
+                f"{checkpoint} was written by {saved_world} process(es) with update_freq "
+                f"{state.get('update_freq', 1)}; resume with the same (now "
+                f"{self.dist.world_size} and {self.cfg.update_freq}), so that the data "
+                "position means the same batches"
+            )
         self.state = TrainState(**state["train_state"])
         self.sampler.load_state_dict(state["sampler"])
         if state.get("scaler"):
@@ -301,6 +312,7 @@ class Trainer:
                 "rng": all_rng,
                 "scaler": self.scaler.state_dict() if self.scaler.is_enabled() else None,
                 "world_size": self.dist.world_size,
+                "update_freq": self.cfg.update_freq,
             }
             target = ckpt.step_dir(self.run.root, self.state.step)
             ckpt.write_checkpoint(target, self.model, self.run.tokenizer, state, self.optimizer)
