@@ -108,6 +108,7 @@ def check_keys(cls: type, values: dict[str, Any], source: str) -> None:
 
 
 PRECISIONS = ("fp32", "bf16", "fp16")
+LENGTH_PENALTIES = ("gnmt", "power", "none")  # beam search: the paper's, |Y|^alpha, none
 
 
 @dataclass(frozen=True)

@@ -22,13 +22,14 @@ def reverse_batch(g: torch.Generator, n: int, cfg):
     return src, tgt_in, tgt_out
 
 
-def test_a_tiny_model_learns_to_reverse():
+def train_reversal(steps: int) -> tuple[Transformer, float]:
+    """A tiny model trained to reverse sequences; returns it (in eval mode) and its last nll."""
     torch.manual_seed(0)
     cfg = preset("tiny", vocab_size=16, d_model=64, d_ff=128, dropout=0.0)
     model = Transformer(cfg)
     opt = torch.optim.Adam(model.parameters(), lr=0, betas=(0.9, 0.98), eps=1e-9)
     g = torch.Generator().manual_seed(1)
-    for step in range(1, 801):
+    for step in range(1, steps + 1):
         for group in opt.param_groups:
             group["lr"] = learning_rate(step, cfg.d_model, warmup=100, scale=0.2)
         src, tgt_in, tgt_out = reverse_batch(g, 64, cfg)
@@ -37,8 +38,13 @@ def test_a_tiny_model_learns_to_reverse():
         opt.zero_grad()
         (loss / n_tokens).backward()
         opt.step()
-    assert (nll / n_tokens).item() < 0.05  # near zero (it starts at ln 16 = 2.8)
-    model.eval()
+    return model.eval(), (nll / n_tokens).item()
+
+
+def test_a_tiny_model_learns_to_reverse():
+    model, nll = train_reversal(800)
+    cfg = model.cfg
+    assert nll < 0.05  # near zero (it starts at ln 16 = 2.8)
     src, _, tgt_out = reverse_batch(torch.Generator().manual_seed(99), 32, cfg)
     hyps = greedy_decode(model, src)
     expected = [[t for t in row if t not in (cfg.pad_id, cfg.eos_id)] for row in tgt_out.tolist()]

@@ -6,25 +6,53 @@ import argparse
 import sys
 from pathlib import Path
 
+from aiayn.config import LENGTH_PENALTIES
+
+
+def add_decoding(p: argparse.ArgumentParser) -> None:
+    """Options shared by translate and evaluate: the model and the search."""
+    p.add_argument("--model", required=True, help="run, checkpoint or model directory")
+    p.add_argument("--beam", type=int, default=4, help="beam size (paper: 4); 1 = greedy")
+    p.add_argument("--alpha", type=float, default=0.6, help="length penalty exponent (paper: 0.6)")
+    p.add_argument(
+        "--length-penalty",
+        choices=LENGTH_PENALTIES,
+        default="gnmt",
+        help="gnmt: ((5+|Y|)/6)^alpha (paper); power: |Y|^alpha (fairseq, Marian, HF)",
+    )
+    p.add_argument("--max-len-a", type=float, default=1.0, help="output limit a*source+b")
+    p.add_argument("--max-len-b", type=int, default=50)
+    p.add_argument("--max-tokens", type=int, default=4096, help="source tokens per batch")
+    p.add_argument("--device", default="cpu")  # fmt: skip
+
 
 def add(commands) -> None:
     t = commands.add_parser("translate", help="translate lines from stdin or a file")
-    t.add_argument("--model", required=True, help="run, checkpoint or model directory")
+    add_decoding(t)
+    t.add_argument("--nbest", type=int, default=1,
+                   help="write the n best as 'line ||| translation ||| score'")  # fmt: skip
     t.add_argument("--input", type=Path, help="default: standard input")
     t.add_argument("--output", type=Path, help="default: standard output")
-    t.add_argument("--max-tokens", type=int, default=4096, help="source tokens per batch")
-    t.add_argument("--device", default="cpu")
     t.set_defaults(run=run_translate)
 
     e = commands.add_parser("evaluate", help="BLEU and chrF (sacreBLEU) with their signatures")
-    e.add_argument("--model", required=True, help="run, checkpoint or model directory")
+    add_decoding(e)
     e.add_argument("--data", type=Path, help="a prepared data directory")
     e.add_argument("--split", default="test", choices=["valid", "test"])
     e.add_argument("--src", type=Path, help="or: a source file...")
     e.add_argument("--ref", type=Path, nargs="+", help="...and one or more reference files")
-    e.add_argument("--max-tokens", type=int, default=4096)
-    e.add_argument("--device", default="cpu")
     e.set_defaults(run=run_evaluate)
+
+
+def beam_options(args: argparse.Namespace, nbest: int = 1):
+    from aiayn.decode.beam import BeamOptions
+
+    if args.beam < 1 or not 1 <= nbest <= args.beam:
+        raise ValueError(f"need 1 <= --nbest ({nbest}) <= --beam ({args.beam})")
+    return BeamOptions(
+        beam=args.beam, alpha=args.alpha, penalty=args.length_penalty, nbest=nbest,
+        max_len_a=args.max_len_a, max_len_b=args.max_len_b,
+    )  # fmt: skip
 
 
 def read_lines(path: Path | None) -> list[str]:
@@ -45,13 +73,21 @@ def read_lines(path: Path | None) -> list[str]:
 
 
 def run_translate(args: argparse.Namespace) -> int:
-    from aiayn.decode.greedy import greedy_decode
-    from aiayn.decode.translate import load_translator, translate_lines
+    from aiayn.decode.translate import beam_decoder, load_translator, nbest_lines, translate_lines
 
+    opts = beam_options(args, args.nbest)
     model, tokenizer = load_translator(args.model, args.device)
     lines = read_lines(args.input)
-    hyps = translate_lines(model, tokenizer, lines, greedy_decode, args.max_tokens)
-    text = "".join(h + "\n" for h in hyps)
+    if args.nbest == 1:
+        hyps = translate_lines(model, tokenizer, lines, beam_decoder(opts), args.max_tokens)
+        text = "".join(h + "\n" for h in hyps)
+    else:
+        nbest = nbest_lines(model, tokenizer, lines, opts, args.max_tokens)
+        text = "".join(
+            f"{i} ||| {hyp} ||| {score:.4f}\n"
+            for i, line in enumerate(nbest)
+            for hyp, score in line
+        )
     if args.output is None:
         sys.stdout.write(text)
     else:
@@ -60,8 +96,7 @@ def run_translate(args: argparse.Namespace) -> int:
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
-    from aiayn.decode.greedy import greedy_decode
-    from aiayn.decode.translate import load_translator, translate_lines
+    from aiayn.decode.translate import beam_decoder, load_translator, translate_lines
     from aiayn.evaluate import score
     from aiayn.train.validate import references
 
@@ -72,8 +107,10 @@ def run_evaluate(args: argparse.Namespace) -> int:
         sources, refs = read_lines(args.src), [read_lines(r) for r in args.ref]
     else:
         raise ValueError("give --data DIR [--split test], or --src FILE --ref FILE [FILE ...]")
+    opts = beam_options(args)
     model, tokenizer = load_translator(args.model, args.device)
-    hyps = translate_lines(model, tokenizer, sources, greedy_decode, args.max_tokens)
-    print(f"{len(sources)} sentences, {len(refs)} reference(s), greedy decoding")
+    hyps = translate_lines(model, tokenizer, sources, beam_decoder(opts), args.max_tokens)
+    search = "greedy" if opts.beam == 1 else f"beam {opts.beam}, {opts.penalty} alpha {opts.alpha}"
+    print(f"{len(sources)} sentences, {len(refs)} reference(s), {search}")
     print(score(hyps, refs))
     return 0

@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import torch
 from torch import Tensor
 
 from aiayn.data.vocab import Tokenizer
+from aiayn.decode.beam import BeamOptions, beam_search
+from aiayn.decode.greedy import greedy_decode
 from aiayn.model import Transformer
 from aiayn.model.transformer import WEIGHTS_FILE
 
 Decoder = Callable[[Transformer, Tensor], list[list[int]]]
+R = TypeVar("R")
 
 
 def source_batch(ids: list[list[int]], eos_id: int, pad_id: int, device) -> Tensor:
@@ -42,6 +47,29 @@ def length_batches(lengths: list[int], max_tokens: int) -> list[list[int]]:
     return batches
 
 
+def decode_lines(
+    model: Transformer,
+    tokenizer: Tokenizer,
+    lines: list[str],
+    decode: Callable[[Transformer, Tensor], list[R]],
+    empty: R,
+    max_tokens: int = 4096,
+) -> list[R]:
+    """`decode`'s result for each line, in input order: lines are tokenized, sorted by length
+    and batched by source tokens; an empty line gets `empty` without running the model."""
+    device = next(model.parameters()).device
+    cfg = model.cfg
+    ids = tokenizer.encode(lines)
+    results: list[R] = [empty for _ in lines]
+    todo = [i for i, x in enumerate(ids) if x]
+    for batch in length_batches([len(ids[i]) for i in todo], max_tokens):
+        rows = [todo[j] for j in batch]
+        src = source_batch([ids[i] for i in rows], cfg.eos_id, cfg.pad_id, device)
+        for i, result in zip(rows, decode(model, src), strict=True):
+            results[i] = result
+    return results
+
+
 def translate_lines(
     model: Transformer,
     tokenizer: Tokenizer,
@@ -50,17 +78,33 @@ def translate_lines(
     max_tokens: int = 4096,
 ) -> list[str]:
     """Translations of `lines`, in their order; an empty line gives an empty line."""
-    device = next(model.parameters()).device
-    cfg = model.cfg
-    ids = tokenizer.encode(lines)
-    outputs: list[list[int]] = [[] for _ in lines]
-    todo = [i for i, x in enumerate(ids) if x]
-    for batch in length_batches([len(ids[i]) for i in todo], max_tokens):
-        rows = [todo[j] for j in batch]
-        src = source_batch([ids[i] for i in rows], cfg.eos_id, cfg.pad_id, device)
-        for i, hyp in zip(rows, decode(model, src), strict=True):
-            outputs[i] = hyp
-    return tokenizer.decode(outputs)
+    return tokenizer.decode(decode_lines(model, tokenizer, lines, decode, [], max_tokens))
+
+
+def beam_decoder(opts: BeamOptions) -> Decoder:
+    """Beam search as a 1-best decoder (beam 1: greedy decoding, the same result, faster)."""
+    if opts.beam == 1:
+        return partial(greedy_decode, a=opts.max_len_a, b=opts.max_len_b)
+
+    def decode(model: Transformer, src: Tensor) -> list[list[int]]:
+        return [hyps[0].tokens for hyps in beam_search(model, src, opts)]
+
+    return decode
+
+
+def nbest_lines(
+    model: Transformer,
+    tokenizer: Tokenizer,
+    lines: list[str],
+    opts: BeamOptions,
+    max_tokens: int = 4096,
+) -> list[list[tuple[str, float]]]:
+    """The n best (translation, score) of each line, best first."""
+    hyps = decode_lines(
+        model, tokenizer, lines, lambda m, s: beam_search(m, s, opts), [], max_tokens
+    )
+    return [[(tokenizer.decode([h.tokens])[0], h.score) for h in line] or [("", 0.0)]
+            for line in hyps]  # fmt: skip
 
 
 def resolve_model_dir(path: str | Path) -> Path:

@@ -1,0 +1,174 @@
+"""Batched beam search on the key/value cache (paper section 6.1: beam 4, alpha 0.6).
+
+Each step: score every continuation of every live hypothesis (expand), keep the 2K best per
+sentence (select), move those ending in eos to the sentence's finished list (finalize), and
+continue with the K best others. A sentence is done once it has K finished hypotheses, or at its
+length limit; done sentences leave the active batch, so the work shrinks as the batch finishes.
+Every sentence is searched independently: its result does not depend on its batch mates.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import torch
+from torch import Tensor
+
+from aiayn.config import LENGTH_PENALTIES
+from aiayn.decode.greedy import max_lengths
+from aiayn.model import KVCache, Transformer
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    tokens: list[int]  # without bos and eos
+    score: float  # log P(Y|X) / lp(Y)
+    log_prob: float  # log P(Y|X), eos included
+
+
+@dataclass
+class Sentence:
+    """The finished hypotheses of one source sentence, best first."""
+
+    finished: list[Hypothesis] = field(default_factory=list)
+
+    def add(self, hyp: Hypothesis) -> None:
+        self.finished.append(hyp)
+        self.finished.sort(key=lambda h: h.score, reverse=True)
+
+
+def length_penalty(length: int, alpha: float, kind: str = "gnmt") -> float:
+    """lp(Y): GNMT's ((5 + |Y|) / 6)^alpha (the paper's), |Y|^alpha (fairseq, Marian, HF), or 1.
+
+    |Y| counts the output tokens including eos.
+    """
+    if kind == "gnmt":
+        return ((5.0 + length) / 6.0) ** alpha
+    if kind == "power":
+        return float(length) ** alpha
+    if kind == "none":
+        return 1.0
+    raise ValueError(f"unknown length penalty {kind!r}; choose one of {LENGTH_PENALTIES}")
+
+
+@dataclass(frozen=True)
+class BeamOptions:
+    beam: int = 4  # K
+    alpha: float = 0.6  # length penalty exponent
+    penalty: str = "gnmt"  # gnmt | power | none
+    nbest: int = 1  # hypotheses returned per sentence (at most K)
+    max_len_a: float = 1.0  # output limit a * source length + b (the paper: input + 50)
+    max_len_b: int = 50
+
+
+@torch.no_grad()
+def beam_search(model: Transformer, src: Tensor, opts: BeamOptions) -> list[list[Hypothesis]]:
+    """The `nbest` best hypotheses of each sentence, best first.
+
+    Args:
+        model: in eval mode.
+        src: (B, S) source ids ending with eos, right-padded.
+    """
+    cfg, K = model.cfg, opts.beam
+    B = src.shape[0]
+    limit = max_lengths(src, cfg.pad_id, opts.max_len_a, opts.max_len_b).tolist()  # per sentence
+    results = [Sentence() for _ in range(B)]
+    cache = model.init_cache(model.encode(src))
+    rows = torch.arange(B, device=src.device).repeat_interleave(K)  # (B*K,)
+    cache = cache.reorder(rows)  # each sentence's cache, K times
+    active = list(range(B))  # sentence of each active block of K rows
+    tokens = torch.full((B * K, 1), cfg.bos_id, dtype=torch.long, device=src.device)  # (B*K, t)
+    # log P of each live hypothesis; at the start only the first of each K is live
+    scores = torch.full((B, K), -math.inf, device=src.device)  # (B', K)
+    scores[:, 0] = 0.0
+    for t in range(1, max(limit) + 1):
+        log_probs, cache = expand(model, tokens[:, -1:], cache)  # (B'*K, V)
+        at_limit = torch.tensor([limit[s] <= t for s in active], device=src.device)  # (B',)
+        if at_limit.any():
+            log_probs = only_eos_at(log_probs, at_limit.repeat_interleave(K), cfg.eos_id)
+        cand_scores, cand_beam, cand_token = select(scores, log_probs, K)  # (B', 2K) each
+        keep_rows, keep_tokens, keep_scores, done = finalize(
+            cand_scores, cand_beam, cand_token, tokens, active, results, limit, t, opts, cfg.eos_id
+        )  # fmt: skip
+        if all(done):
+            break
+        still = [i for i, d in enumerate(done) if not d]  # active blocks that go on
+        block = torch.tensor(still, device=src.device)
+        rows = (block[:, None] * K + keep_rows[block]).flatten()  # (B''*K,)
+        cache = cache.reorder(rows)
+        tokens = torch.cat((tokens[rows], keep_tokens[block].flatten()[:, None]), dim=1)
+        scores = keep_scores[block]  # (B'', K)
+        active = [active[i] for i in still]
+    return [r.finished[: opts.nbest] for r in results]
+
+
+def expand(model: Transformer, last: Tensor, cache: KVCache) -> tuple[Tensor, KVCache]:
+    """Log-probabilities of the next token for every live hypothesis: (B'*K, V)."""
+    decoded = model.decode(last, cache=cache)
+    return torch.log_softmax(decoded.logits[:, -1].float(), dim=-1), decoded.cache
+
+
+def only_eos_at(log_probs: Tensor, rows: Tensor, eos_id: int) -> Tensor:
+    """On the last allowed step only eos may come; one the model deems impossible still ends
+    the hypothesis, at a large cost (as greedy decoding forces it)."""
+    forced = torch.full_like(log_probs, -math.inf)  # (B'*K, V)
+    forced[:, eos_id] = log_probs[:, eos_id].clamp(min=-1e4)
+    return torch.where(rows[:, None], forced, log_probs)
+
+
+def select(scores: Tensor, log_probs: Tensor, K: int) -> tuple[Tensor, Tensor, Tensor]:
+    """The 2K best continuations of each sentence (2K, so that K remain if K end in eos).
+
+    Returns:
+        (B', 2K) cumulative log P, the beam each extends, and its new token.
+    """
+    Bp, V = scores.shape[0], log_probs.shape[-1]
+    total = scores[:, :, None] + log_probs.view(Bp, K, V)  # (B', K, V)
+    best, flat = total.view(Bp, K * V).topk(2 * K, dim=-1)  # (B', 2K)
+    return best, flat // V, flat % V
+
+
+def finalize(
+    cand_scores: Tensor,
+    cand_beam: Tensor,
+    cand_token: Tensor,
+    tokens: Tensor,
+    active: list[int],
+    results: list[Sentence],
+    limit: list[int],
+    t: int,
+    opts: BeamOptions,
+    eos_id: int,
+) -> tuple[Tensor, Tensor, Tensor, list[bool]]:
+    """Move candidates ending in eos (or reaching the limit) to their sentence's finished list;
+    choose the K that go on.
+
+    Returns:
+        (B', K) beam each survivor extends, its token and its score; and per active block
+        whether its sentence is done.
+    """
+    K = opts.beam
+    Bp = cand_scores.shape[0]
+    keep_beam = torch.zeros(Bp, K, dtype=torch.long)
+    keep_token = torch.zeros(Bp, K, dtype=torch.long)
+    keep_score = torch.full((Bp, K), -math.inf)
+    done = []
+    scores, beams, toks = cand_scores.tolist(), cand_beam.tolist(), cand_token.tolist()
+    for i, sentence in enumerate(active):
+        result, n_kept = results[sentence], 0
+        for rank, (score, beam, token) in enumerate(zip(scores[i], beams[i], toks[i], strict=True)):
+            if score == -math.inf:
+                break
+            if token == eos_id:  # as in fairseq: eos counts among the K best candidates only
+                if rank < K and len(result.finished) < K:
+                    words = tokens[i * K + beam, 1:].tolist()  # without bos
+                    lp = length_penalty(len(words) + 1, opts.alpha, opts.penalty)
+                    result.add(Hypothesis(words, score / lp, score))
+            elif n_kept < K:
+                keep_beam[i, n_kept], keep_token[i, n_kept] = beam, token
+                keep_score[i, n_kept] = score
+                n_kept += 1
+        done.append(len(result.finished) >= K or t >= limit[sentence] or n_kept == 0)
+    device = cand_scores.device
+    return keep_beam.to(device), keep_token.to(device), keep_score.to(device), done

@@ -1,0 +1,85 @@
+"""On a real (trained, tiny) model: the cache changes nothing, nor do batch mates."""
+
+from dataclasses import dataclass
+
+import pytest
+import torch
+
+from aiayn.decode.beam import BeamOptions, beam_search
+from aiayn.decode.greedy import greedy_decode
+from tests.train.test_learns import reverse_batch, train_reversal
+
+
+@pytest.fixture(scope="module")
+def model():
+    trained, _ = train_reversal(300)  # partly trained: confident on some tokens, not all
+    return trained
+
+
+@pytest.fixture(scope="module")
+def sources(model):
+    src, _, _ = reverse_batch(torch.Generator().manual_seed(5), 12, model.cfg)
+    return src  # (12, S), lengths 3..7, right-padded
+
+
+@dataclass(frozen=True)
+class Prefix:
+    """An uncached 'cache': the source side and the whole output so far."""
+
+    memory: torch.Tensor
+    src_mask: torch.Tensor
+    tokens: torch.Tensor
+
+    def reorder(self, i):
+        return Prefix(self.memory[i], self.src_mask[i], self.tokens[i])
+
+
+@dataclass(frozen=True)
+class Out:
+    logits: torch.Tensor
+    cache: Prefix
+
+
+class Uncached:
+    """The same model decoding without a cache: the whole prefix is re-run at every step."""
+
+    def __init__(self, model):
+        self.model, self.cfg = model, model.cfg
+
+    def encode(self, src):
+        return self.model.encode(src)
+
+    def init_cache(self, encoded):
+        empty = torch.zeros(encoded.memory.shape[0], 0, dtype=torch.long)
+        return Prefix(encoded.memory, encoded.src_mask, empty)
+
+    def decode(self, last, cache):
+        from aiayn.model import Encoded
+
+        tokens = torch.cat((cache.tokens, last), dim=1)
+        full = self.model.decode(tokens, Encoded(cache.memory, cache.src_mask))
+        return Out(full.logits[:, -1:], Prefix(cache.memory, cache.src_mask, tokens))
+
+
+def beam4(model, src):
+    return [[h.tokens for h in hyps] for hyps in beam_search(model, src, BeamOptions(nbest=4))]
+
+
+def test_cached_and_uncached_decoding_agree(model, sources):
+    assert greedy_decode(model, sources) == greedy_decode(Uncached(model), sources)
+    assert beam4(model, sources) == beam4(Uncached(model), sources)
+
+
+def test_a_sentence_decodes_alone_as_in_a_batch(model, sources):
+    batch_greedy = greedy_decode(model, sources)
+    batch_beam = beam4(model, sources)
+    for i in range(len(sources)):
+        n = int((sources[i] != model.cfg.pad_id).sum())
+        alone = sources[i : i + 1, :n]
+        assert greedy_decode(model, alone) == [batch_greedy[i]]
+        assert beam4(model, alone) == [batch_beam[i]]
+
+
+def test_beam_one_is_greedy_on_a_real_model(model, sources):
+    one = beam_search(model, sources, BeamOptions(beam=1, penalty="none"))
+    assert [h[0].tokens for h in one] == greedy_decode(model, sources)
