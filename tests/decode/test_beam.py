@@ -37,7 +37,10 @@ class PrefixCache:
 
     prefix: torch.Tensor  # (rows, t)
 
-    def reorder(self, indices):
+    def expand(self, k):
+        return PrefixCache(self.prefix.repeat_interleave(k, dim=0))
+
+    def reorder(self, indices, sources=None):
         return PrefixCache(self.prefix.index_select(0, indices))
 
 
@@ -128,3 +131,14 @@ def test_the_length_rule(a, b):
         assert hyps and all(len(h.tokens) + 1 <= limit for h in hyps)
     greedy = greedy_decode(ScriptedModel(), SRC, a=a, b=b)
     assert len(greedy[0]) + 1 <= limit
+
+
+def test_minimum_length_holds_eos_back(monkeypatch):
+    import tests.decode.test_beam as this
+
+    monkeypatch.setattr(this, "SCRIPT", {(): {EOS: 0.7, A: 0.3}, (A,): {EOS: 0.8, B: 0.2}})
+    assert greedy_decode(ScriptedModel(), SRC) == [[]]
+    assert greedy_decode(ScriptedModel(), SRC, min_len=1) == [[A]]
+    assert greedy_decode(ScriptedModel(), SRC, min_len=2) == [[A, B]]
+    assert [h.tokens for h in search(beam=2, nbest=2, penalty="none")] == [[], [A]]
+    assert [h.tokens for h in search(beam=2, nbest=1, min_len=2)] == [[A, B]]

@@ -30,7 +30,12 @@ class Prefix:
     src_mask: torch.Tensor
     tokens: torch.Tensor
 
-    def reorder(self, i):
+    def expand(self, k):
+        return Prefix(
+            *(t.repeat_interleave(k, dim=0) for t in (self.memory, self.src_mask, self.tokens))
+        )
+
+    def reorder(self, i, sources=None):  # every row carries its own source here
         return Prefix(self.memory[i], self.src_mask[i], self.tokens[i])
 
 

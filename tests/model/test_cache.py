@@ -102,3 +102,30 @@ def test_an_all_padding_source_gives_finite_outputs_on_both_attention_paths():
     assert torch.isfinite(fused).all() and torch.isfinite(explicit.logits).all()
     torch.testing.assert_close(explicit.logits, fused, rtol=0, atol=1e-5)
     assert torch.all(explicit.cross_attention[0][1] == 0)
+
+
+def test_beams_sharing_one_source_copy_match_replicated_sources(norm_first):
+    """expand(K): K hypotheses attend to one copy of their source's keys/values; the logits
+    equal those of a cache holding K copies, through reorders that move beams around."""
+    model = tiny_model(seed=16, norm_first=norm_first)
+    src = padded_batch([5, 3, 7], model.cfg, seed=12)
+    K = 3
+    tgt = padded_batch([4] * 9, model.cfg, seed=13, start_with_bos=True)  # (B*K, T)
+    with torch.no_grad():
+        encoded = model.encode(src)
+        shared = model.init_cache(encoded).expand(K)
+        copied = model.init_cache(encoded).reorder(torch.arange(3).repeat_interleave(K))
+        assert shared.cross_k[0].shape[0] == 3 and copied.cross_k[0].shape[0] == 9
+        moves = torch.tensor([2, 0, 0, 3, 5, 4, 8, 8, 6])  # beams move within their source
+        for t in range(4):
+            a = model.decode(tgt[:, t : t + 1], cache=shared)
+            b = model.decode(tgt[:, t : t + 1], cache=copied)
+            torch.testing.assert_close(a.logits, b.logits, rtol=0, atol=1e-5)
+            shared, copied = a.cache.reorder(moves), b.cache.reorder(moves)
+        # sources leave: keep sources 0 and 2 (rows 0-2 and 6-8)
+        rows = torch.tensor([0, 1, 2, 6, 7, 8])
+        shared = shared.reorder(rows, sources=torch.tensor([0, 2]))
+        copied = copied.reorder(rows)
+        a = model.decode(tgt[rows, :1], cache=shared)
+        b = model.decode(tgt[rows, :1], cache=copied)
+        torch.testing.assert_close(a.logits, b.logits, rtol=0, atol=1e-5)

@@ -60,6 +60,7 @@ class BeamOptions:
     nbest: int = 1  # hypotheses returned per sentence (at most K)
     max_len_a: float = 1.0  # output limit a * source length + b (the paper: input + 50)
     max_len_b: int = 50
+    min_len: int = 0  # eos is not allowed before this many output tokens (benchmarks use it)
 
 
 @torch.no_grad()
@@ -74,9 +75,7 @@ def beam_search(model: Transformer, src: Tensor, opts: BeamOptions) -> list[list
     B = src.shape[0]
     limit = max_lengths(src, cfg.pad_id, opts.max_len_a, opts.max_len_b).tolist()  # per sentence
     results = [Sentence() for _ in range(B)]
-    cache = model.init_cache(model.encode(src))
-    rows = torch.arange(B, device=src.device).repeat_interleave(K)  # (B*K,)
-    cache = cache.reorder(rows)  # each sentence's cache, K times
+    cache = model.init_cache(model.encode(src)).expand(K)  # K hypotheses share each source
     active = list(range(B))  # sentence of each active block of K rows
     tokens = torch.full((B * K, 1), cfg.bos_id, dtype=torch.long, device=src.device)  # (B*K, t)
     # log P of each live hypothesis; at the start only the first of each K is live
@@ -84,6 +83,8 @@ def beam_search(model: Transformer, src: Tensor, opts: BeamOptions) -> list[list
     scores[:, 0] = 0.0
     for t in range(1, max(limit) + 1):
         log_probs, cache = expand(model, tokens[:, -1:], cache)  # (B'*K, V)
+        if t <= opts.min_len:
+            log_probs[:, cfg.eos_id] = -math.inf
         at_limit = torch.tensor([limit[s] <= t for s in active], device=src.device)  # (B',)
         if at_limit.any():
             log_probs = only_eos_at(log_probs, at_limit.repeat_interleave(K), cfg.eos_id)
@@ -96,7 +97,7 @@ def beam_search(model: Transformer, src: Tensor, opts: BeamOptions) -> list[list
         still = [i for i, d in enumerate(done) if not d]  # active blocks that go on
         block = torch.tensor(still, device=src.device)
         rows = (block[:, None] * K + keep_rows[block]).flatten()  # (B''*K,)
-        cache = cache.reorder(rows)
+        cache = cache.reorder(rows, None if len(still) == len(done) else block)
         tokens = torch.cat((tokens[rows], keep_tokens[block].flatten()[:, None]), dim=1)
         scores = keep_scores[block]  # (B'', K)
         active = [active[i] for i in still]
@@ -150,9 +151,9 @@ def finalize(
     """
     K = opts.beam
     Bp = cand_scores.shape[0]
-    keep_beam = torch.zeros(Bp, K, dtype=torch.long)
-    keep_token = torch.zeros(Bp, K, dtype=torch.long)
-    keep_score = torch.full((Bp, K), -math.inf)
+    keep_beam = [[0] * K for _ in range(Bp)]  # plain lists: element-wise tensor writes are slow
+    keep_token = [[0] * K for _ in range(Bp)]
+    keep_score = [[-math.inf] * K for _ in range(Bp)]
     done = []
     scores, beams, toks = cand_scores.tolist(), cand_beam.tolist(), cand_token.tolist()
     for i, sentence in enumerate(active):
@@ -166,9 +167,14 @@ def finalize(
                     lp = length_penalty(len(words) + 1, opts.alpha, opts.penalty)
                     result.add(Hypothesis(words, score / lp, score))
             elif n_kept < K:
-                keep_beam[i, n_kept], keep_token[i, n_kept] = beam, token
-                keep_score[i, n_kept] = score
+                keep_beam[i][n_kept], keep_token[i][n_kept] = beam, token
+                keep_score[i][n_kept] = score
                 n_kept += 1
         done.append(len(result.finished) >= K or t >= limit[sentence] or n_kept == 0)
     device = cand_scores.device
-    return keep_beam.to(device), keep_token.to(device), keep_score.to(device), done
+    return (
+        torch.tensor(keep_beam, device=device),
+        torch.tensor(keep_token, device=device),
+        torch.tensor(keep_score, device=device),
+        done,
+    )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import Tensor
 
@@ -14,12 +16,16 @@ def max_lengths(src: Tensor, pad_id: int, a: float = 1.0, b: int = 50) -> Tensor
 
 
 @torch.no_grad()
-def greedy_decode(model: Transformer, src: Tensor, a: float = 1.0, b: int = 50) -> list[list[int]]:
+def greedy_decode(
+    model: Transformer, src: Tensor, a: float = 1.0, b: int = 50, min_len: int = 0
+) -> list[list[int]]:
     """The most probable token at each step until eos or the length limit.
 
     Args:
         model: in eval mode.
         src: (B, S) source ids ending with eos, right-padded.
+        a, b: at most a * source length + b output tokens, eos included.
+        min_len: eos is not allowed before this many output tokens.
 
     Returns:
         For each sentence, its output ids without bos and eos.
@@ -33,7 +39,10 @@ def greedy_decode(model: Transformer, src: Tensor, a: float = 1.0, b: int = 50) 
     step = torch.full((B, 1), cfg.bos_id, dtype=torch.long, device=src.device)  # (B', 1)
     for t in range(T_max):
         decoded = model.decode(step, cache=cache)
-        token = decoded.logits[:, -1].argmax(dim=-1)  # (B',)
+        logits = decoded.logits[:, -1]  # (B', V)
+        if t < min_len:
+            logits = logits.index_fill(-1, torch.tensor([cfg.eos_id], device=src.device), -math.inf)
+        token = logits.argmax(dim=-1)  # (B',)
         token = torch.where(limit[active] <= t + 1, cfg.eos_id, token)  # the limit ends it
         out[active, t] = token
         going = token != cfg.eos_id  # (B',)

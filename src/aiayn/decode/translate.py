@@ -84,7 +84,7 @@ def translate_lines(
 def beam_decoder(opts: BeamOptions) -> Decoder:
     """Beam search as a 1-best decoder (beam 1: greedy decoding, the same result, faster)."""
     if opts.beam == 1:
-        return partial(greedy_decode, a=opts.max_len_a, b=opts.max_len_b)
+        return partial(greedy_decode, a=opts.max_len_a, b=opts.max_len_b, min_len=opts.min_len)
 
     def decode(model: Transformer, src: Tensor) -> list[list[int]]:
         return [hyps[0].tokens for hyps in beam_search(model, src, opts)]
@@ -127,8 +127,16 @@ def resolve_model_dir(path: str | Path) -> Path:
     )
 
 
-def load_translator(path: str | Path, device: str | torch.device = "cpu"):
-    """(model in eval mode, its tokenizer) from a run, checkpoint or model directory."""
+def load_translator(path: str | Path, device: str | torch.device = "cpu", precision: str = "fp32"):
+    """(model in eval mode, its tokenizer) from a run, checkpoint or model directory.
+
+    precision "bf16" casts the weights (about 2x faster decoding on this CPU); scores are
+    still normalized in float32.
+    """
     directory = resolve_model_dir(path)
     model = Transformer.load(directory, device=device).eval()
+    if precision == "bf16":
+        model = model.to(torch.bfloat16)
+    elif precision != "fp32":
+        raise ValueError(f"decoding precision {precision!r}: choose fp32 or bf16")
     return model, Tokenizer(directory)

@@ -152,9 +152,25 @@ class DecoderLayer(nn.Module):
         x = self.self_attn_residual.exit(x, a)
 
         q = self.cross_attn.project_q(self.cross_attn_residual.enter(x))  # (B, H, T, Dh)
-        a, cross_weights = self.cross_attn.attend(
-            q, cross_k, cross_v, mask=src_mask, need_weights=need_weights
-        )
+        a, cross_weights = self._cross_attend(q, cross_k, cross_v, src_mask, need_weights)
         x = self.cross_attn_residual.exit(x, a)
         x = self.ffn_residual.exit(x, self.ffn(self.ffn_residual.enter(x)))
         return DecoderLayerOutput(x, k, v, self_weights, cross_weights)
+
+    def _cross_attend(
+        self, q: Tensor, cross_k: Tensor, cross_v: Tensor, src_mask: Tensor, need_weights: bool
+    ) -> tuple[Tensor, Tensor | None]:
+        """Cross-attention; when K hypotheses share each source (beam search), their queries
+        attend together to that source's one copy of the keys/values."""
+        K = q.shape[0] // cross_k.shape[0]
+        if K == 1:
+            return self.cross_attn.attend(q, cross_k, cross_v, src_mask, need_weights=need_weights)
+        BK, H, T, Dh = q.shape
+        grouped = q.view(BK // K, K, H, T, Dh).transpose(1, 2).reshape(BK // K, H, K * T, Dh)
+        a, w = self.cross_attn.attend(
+            grouped, cross_k, cross_v, src_mask, need_weights=need_weights
+        )
+        a = a.reshape(BK, T, -1)  # (B, K*T, D) -> (B*K, T, D)
+        if w is not None:  # (B, H, K*T, S) -> (B*K, H, T, S)
+            w = w.view(BK // K, H, K, T, -1).transpose(1, 2).reshape(BK, H, T, -1)
+        return a, w
