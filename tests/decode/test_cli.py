@@ -47,3 +47,33 @@ def test_evaluate_reports_the_search(run, tiny_data, capsys):  # noqa: F811
                  "--length-penalty", "power", "--alpha", "1.0"]) == 0  # fmt: skip
     out = capsys.readouterr().out
     assert "beam 2, power alpha 1.0" in out and "BLEU" in out and "chrF" in out
+
+
+def test_sampling_and_bf16_from_the_command_line(run, tmp_path, capsys):
+    src = tmp_path / "in.txt"
+    src.write_text("The dog sees a cat.\nThe old man reads a book.\n")
+    outs = []
+    for _ in range(2):
+        assert main(["translate", "--model", str(run), "--input", str(src), "--sample",
+                     "--top-p", "0.9", "--seed", "5", "--max-len-b", "8"]) == 0  # fmt: skip
+        outs.append(capsys.readouterr().out)
+    assert outs[0] == outs[1] and len(outs[0].splitlines()) == 2
+    assert main(["translate", "--model", str(run), "--input", str(src), "--precision", "bf16",
+                 "--max-len-b", "8"]) == 0  # fmt: skip
+    assert len(capsys.readouterr().out.splitlines()) == 2
+
+
+def test_over_long_lines_follow_the_named_policy(run, tmp_path, capsys):
+    src = tmp_path / "in.txt"
+    src.write_text("The dog sees a cat.\n" + "the old man reads a book " * 20 + "\n")
+    args = ["translate", "--model", str(run), "--input", str(src), "--max-input-tokens", "40",
+            "--max-len-b", "4"]  # fmt: skip
+    assert main([*args, "--too-long", "truncate"]) == 0
+    captured = capsys.readouterr()
+    assert "1 line(s) longer than 40 pieces (line 2): truncated" in captured.err
+    assert len(captured.out.splitlines()) == 2
+    assert main([*args, "--too-long", "skip"]) == 0
+    captured = capsys.readouterr()
+    assert "skipped" in captured.err and captured.out.splitlines()[1] == ""
+    assert main([*args, "--too-long", "error"]) == 2
+    assert "raise --max-input-tokens" in capsys.readouterr().err

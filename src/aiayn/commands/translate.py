@@ -23,6 +23,18 @@ def add_decoding(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-len-a", type=float, default=1.0, help="output limit a*source+b")
     p.add_argument("--max-len-b", type=int, default=50)
     p.add_argument("--max-tokens", type=int, default=4096, help="source tokens per batch")
+    p.add_argument(
+        "--max-input-tokens",
+        type=int,
+        default=1024,
+        help="longest input line, in pieces (see --too-long)",
+    )
+    p.add_argument(
+        "--too-long",
+        choices=["truncate", "skip", "error"],
+        default="truncate",
+        help="what to do with a longer line (each one is named in a warning)",
+    )
     p.add_argument("--device", default="cpu")
     p.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
                    help="bf16: about 2x faster on a CPU (see benchmarks/README.md)")  # fmt: skip
@@ -33,6 +45,11 @@ def add(commands) -> None:
     add_decoding(t)
     t.add_argument("--nbest", type=int, default=1,
                    help="write the n best as 'line ||| translation ||| score'")  # fmt: skip
+    t.add_argument("--sample", action="store_true", help="sample instead of searching")
+    t.add_argument("--temperature", type=float, default=1.0)
+    t.add_argument("--top-k", type=int, default=0, help="0 = no limit")
+    t.add_argument("--top-p", type=float, default=1.0, help="1 = no limit")
+    t.add_argument("--seed", type=int, default=0, help="for --sample")
     t.add_argument("--input", type=Path, help="default: standard input")
     t.add_argument("--output", type=Path, help="default: standard output")
     t.set_defaults(run=run_translate)
@@ -80,11 +97,13 @@ def run_translate(args: argparse.Namespace) -> int:
     opts = beam_options(args, args.nbest)
     model, tokenizer = load_translator(args.model, args.device, args.precision)
     lines = read_lines(args.input)
+    limits = (args.max_tokens, args.max_input_tokens, args.too_long)
     if args.nbest == 1:
-        hyps = translate_lines(model, tokenizer, lines, beam_decoder(opts), args.max_tokens)
+        decoder = sampler(args) if args.sample else beam_decoder(opts)
+        hyps = translate_lines(model, tokenizer, lines, decoder, *limits)
         text = "".join(h + "\n" for h in hyps)
     else:
-        nbest = nbest_lines(model, tokenizer, lines, opts, args.max_tokens)
+        nbest = nbest_lines(model, tokenizer, lines, opts, *limits)
         text = "".join(
             f"{i} ||| {hyp} ||| {score:.4f}\n"
             for i, line in enumerate(nbest)
@@ -95,6 +114,18 @@ def run_translate(args: argparse.Namespace) -> int:
     else:
         args.output.write_text(text, encoding="utf-8")
     return 0
+
+
+def sampler(args: argparse.Namespace):
+    from functools import partial
+
+    from aiayn.decode.sampling import SamplingOptions, sample_decode
+
+    opts = SamplingOptions(
+        temperature=args.temperature, top_k=args.top_k, top_p=args.top_p, seed=args.seed,
+        max_len_a=args.max_len_a, max_len_b=args.max_len_b,
+    )  # fmt: skip
+    return partial(sample_decode, opts=opts)
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
@@ -111,7 +142,8 @@ def run_evaluate(args: argparse.Namespace) -> int:
         raise ValueError("give --data DIR [--split test], or --src FILE --ref FILE [FILE ...]")
     opts = beam_options(args)
     model, tokenizer = load_translator(args.model, args.device, args.precision)
-    hyps = translate_lines(model, tokenizer, sources, beam_decoder(opts), args.max_tokens)
+    hyps = translate_lines(model, tokenizer, sources, beam_decoder(opts), args.max_tokens,
+                           args.max_input_tokens, args.too_long)  # fmt: skip
     search = "greedy" if opts.beam == 1 else f"beam {opts.beam}, {opts.penalty} alpha {opts.alpha}"
     print(f"{len(sources)} sentences, {len(refs)} reference(s), {search}")
     print(score(hyps, refs))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -47,6 +48,27 @@ def length_batches(lengths: list[int], max_tokens: int) -> list[list[int]]:
     return batches
 
 
+TOO_LONG_POLICIES = ("truncate", "skip", "error")
+
+
+def limit_length(ids: list[list[int]], max_input: int, policy: str) -> list[list[int]]:
+    """Apply the over-long-line policy: truncate to max_input pieces, skip (an empty output),
+    or stop with an error; any line affected is named in a warning on stderr."""
+    long = [i for i, x in enumerate(ids) if len(x) > max_input]
+    if not long:
+        return ids
+    where = ", ".join(str(i + 1) for i in long[:10]) + (" ..." if len(long) > 10 else "")
+    message = f"{len(long)} line(s) longer than {max_input} pieces (line {where})"
+    if policy == "error":
+        raise ValueError(f"{message}; raise --max-input-tokens or choose --too-long truncate")
+    if policy not in TOO_LONG_POLICIES:
+        raise ValueError(f"unknown policy {policy!r}; choose one of {TOO_LONG_POLICIES}")
+    print(f"warning: {message}: {'truncated' if policy == 'truncate' else 'skipped'}",
+          file=sys.stderr)  # fmt: skip
+    return [x[:max_input] if policy == "truncate" else [] if len(x) > max_input else x
+            for x in ids]  # fmt: skip
+
+
 def decode_lines(
     model: Transformer,
     tokenizer: Tokenizer,
@@ -54,12 +76,14 @@ def decode_lines(
     decode: Callable[[Transformer, Tensor], list[R]],
     empty: R,
     max_tokens: int = 4096,
+    max_input: int = 1024,
+    too_long: str = "truncate",
 ) -> list[R]:
     """`decode`'s result for each line, in input order: lines are tokenized, sorted by length
     and batched by source tokens; an empty line gets `empty` without running the model."""
     device = next(model.parameters()).device
     cfg = model.cfg
-    ids = tokenizer.encode(lines)
+    ids = limit_length(tokenizer.encode(lines), max_input, too_long)
     results: list[R] = [empty for _ in lines]
     todo = [i for i, x in enumerate(ids) if x]
     for batch in length_batches([len(ids[i]) for i in todo], max_tokens):
@@ -76,9 +100,12 @@ def translate_lines(
     lines: list[str],
     decode: Decoder,
     max_tokens: int = 4096,
+    max_input: int = 1024,
+    too_long: str = "truncate",
 ) -> list[str]:
     """Translations of `lines`, in their order; an empty line gives an empty line."""
-    return tokenizer.decode(decode_lines(model, tokenizer, lines, decode, [], max_tokens))
+    outputs = decode_lines(model, tokenizer, lines, decode, [], max_tokens, max_input, too_long)
+    return tokenizer.decode(outputs)
 
 
 def beam_decoder(opts: BeamOptions) -> Decoder:
@@ -98,11 +125,14 @@ def nbest_lines(
     lines: list[str],
     opts: BeamOptions,
     max_tokens: int = 4096,
+    max_input: int = 1024,
+    too_long: str = "truncate",
 ) -> list[list[tuple[str, float]]]:
     """The n best (translation, score) of each line, best first."""
     hyps = decode_lines(
-        model, tokenizer, lines, lambda m, s: beam_search(m, s, opts), [], max_tokens
-    )
+        model, tokenizer, lines, lambda m, s: beam_search(m, s, opts), [], max_tokens,
+        max_input, too_long,
+    )  # fmt: skip
     return [[(tokenizer.decode([h.tokens])[0], h.score) for h in line] or [("", 0.0)]
             for line in hyps]  # fmt: skip
 

@@ -1,0 +1,39 @@
+import math
+
+import pytest
+import torch
+
+from aiayn.decode.greedy import greedy_decode
+from aiayn.decode.sampling import SamplingOptions, filter_logits, sample_decode
+from tests.conftest import padded_batch, tiny_model
+
+
+def test_filter_logits():
+    logits = torch.log(torch.tensor([[0.5, 0.25, 0.15, 0.1]]))
+    kept = lambda out: torch.isfinite(out[0]).tolist()  # noqa: E731
+    assert kept(filter_logits(logits, top_k=2, top_p=1.0)) == [True, True, False, False]
+    assert kept(filter_logits(logits, top_k=0, top_p=0.7)) == [True, True, False, False]
+    assert kept(filter_logits(logits, top_k=0, top_p=0.75)) == [True, True, False, False]
+    assert kept(filter_logits(logits, top_k=0, top_p=0.76)) == [True, True, True, False]
+    assert kept(filter_logits(logits, top_k=0, top_p=0.4)) == [True, False, False, False]
+    out = filter_logits(logits, top_k=3, top_p=0.9)
+    assert out[0, 0] == logits[0, 0] and out[0, 3] == -math.inf
+
+
+def test_top_k_one_is_greedy_and_seeds_repeat():
+    model = tiny_model(seed=71)
+    src = padded_batch([6, 4, 8], model.cfg, seed=1)
+    src[0, 5], src[1, 3], src[2, 7] = 2, 2, 2  # end each with eos
+    assert sample_decode(model, src, SamplingOptions(top_k=1, max_len_b=10)) == greedy_decode(
+        model, src, b=10
+    )
+    a = sample_decode(model, src, SamplingOptions(seed=3, max_len_b=10))
+    assert a == sample_decode(model, src, SamplingOptions(seed=3, max_len_b=10))
+    assert a != sample_decode(model, src, SamplingOptions(seed=4, max_len_b=10))
+
+
+def test_bad_sampling_options():
+    with pytest.raises(ValueError, match="temperature > 0"):
+        SamplingOptions(temperature=0)
+    with pytest.raises(ValueError, match="0 < top_p <= 1"):
+        SamplingOptions(top_p=0)
