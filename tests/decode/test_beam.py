@@ -142,3 +142,8 @@ def test_minimum_length_holds_eos_back(monkeypatch):
     assert greedy_decode(ScriptedModel(), SRC, min_len=2) == [[A, B]]
     assert [h.tokens for h in search(beam=2, nbest=2, penalty="none")] == [[], [A]]
     assert [h.tokens for h in search(beam=2, nbest=1, min_len=2)] == [[A, B]]
+
+
+def test_a_zero_limit_still_ends_every_sentence():
+    assert search(beam=2, max_len_a=0.0, max_len_b=0)[0].tokens == []
+    assert greedy_decode(ScriptedModel(), SRC, a=0.0, b=0) == [[]]

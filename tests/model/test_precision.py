@@ -34,3 +34,15 @@ def test_bf16_autocast_stays_close_to_fp32(norm_first):
     torch.testing.assert_close(bf16.float(), fp32, rtol=0, atol=0.1)
     torch.testing.assert_close(cached.float(), fp32[:, :1], rtol=0, atol=0.1)
     assert (bf16.float() - fp32).abs().max() > 0  # autocast really ran in bf16
+
+
+def test_a_bf16_model_keeps_float32_positions():
+    model = tiny_model(seed=53)
+    src = padded_batch([7, 4], model.cfg, seed=5)
+    tgt_in = padded_batch([6, 5], model.cfg, seed=6, start_with_bos=True)
+    with torch.no_grad():
+        fp32 = model(src, tgt_in)
+        bf16 = model.to(torch.bfloat16)
+        assert bf16.inv_freq.dtype == torch.float32
+        assert bf16.src_embed.weight.dtype == torch.bfloat16
+        torch.testing.assert_close(bf16(src, tgt_in).float(), fp32, rtol=0, atol=0.15)

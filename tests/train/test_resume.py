@@ -15,6 +15,7 @@ from safetensors.torch import load_file
 from aiayn import Transformer
 from aiayn.cli import main
 from aiayn.train import checkpoint as ckpt
+from aiayn.train.metrics import read_metrics
 from tests.train.conftest import TINY_RUN
 
 
@@ -43,6 +44,8 @@ def test_resume_continues_exactly(tiny_data, tmp_path):
     )
     assert_bitwise_equal(full, part, 12)
     assert ckpt.read_state(ckpt.step_dir(part, 12))["train_state"]["step"] == 12
+    steps = [r["step"] for r in read_metrics(part) if r["kind"] == "train"]
+    assert steps == list(range(1, 13))  # nothing logged twice across the resume
 
 
 def test_a_new_run_refuses_a_directory_with_checkpoints(tiny_data, tmp_path, capsys):
@@ -135,3 +138,17 @@ def test_resume_refuses_another_batch_layout(tiny_data, tmp_path, capsys):
     assert main([*base, "--max-steps", "2"]) == 0
     assert main(["train", "--out", str(tmp_path), "--resume", "--update-freq", "3"]) == 3
     assert "resume with the same" in capsys.readouterr().err
+    assert main(["train", "--out", str(tmp_path), "--resume", "--max-tokens", "200"]) == 3
+    assert "(processes, update_freq, max_tokens) = (1, 2, 160)" in capsys.readouterr().err
+    assert main(["train", "--out", str(tmp_path), "--resume", "--set", "d_ff=32"]) == 2
+    assert "keeps its model" in capsys.readouterr().err
+
+
+def test_a_crash_between_moving_aside_and_renaming_in_is_repaired(tiny_data, tmp_path):
+    assert main(["train", "--data", str(tiny_data), "--out", str(tmp_path), *TINY_RUN,
+                 "--max-steps", "2"]) == 0  # fmt: skip
+    last = ckpt.latest(tmp_path)
+    aside = last.path.with_name(f".old-{last.path.name}-12345")
+    last.path.rename(aside)  # as if killed right after moving the old one aside
+    ckpt.clean_up(tmp_path, keep_last=5)
+    assert ckpt.latest(tmp_path).step == 2 and not aside.exists()

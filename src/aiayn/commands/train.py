@@ -68,7 +68,9 @@ def run_train(args: argparse.Namespace) -> int:
     try:
         if args.resume and (args.out / "run.json").is_file():
             run, model_cfg, train_cfg = open_run(args.out)
-            _, train_cfg = apply_overrides(model_cfg, train_cfg, overrides)
+            changed, train_cfg = apply_overrides(model_cfg, train_cfg, overrides)
+            if changed != model_cfg:
+                raise ValueError("a resumed run keeps its model; --set only training settings")
             if dist.is_main:
                 save_train_config(run, train_cfg)
         else:
@@ -85,6 +87,7 @@ def run_train(args: argparse.Namespace) -> int:
             trainer.resume(last.path)
             if dist.is_main:
                 ckpt.clean_up(run.root, train_cfg.keep_last)
+                forget_metrics_after(run.root, last.step)
                 print(f"resumed from {last.path} (step {last.step})", file=sys.stderr)
         summary = trainer.train()
     except TrainingError as err:
@@ -95,6 +98,16 @@ def run_train(args: argparse.Namespace) -> int:
     if dist.is_main:
         print(json.dumps(summary, indent=2))
     return 0
+
+
+def forget_metrics_after(run: Path, step: int) -> None:
+    """Drop metrics logged after the checkpoint a run resumes from: they will be logged again."""
+    from aiayn.files import atomic_write
+    from aiayn.train.metrics import METRICS_FILE, read_metrics
+
+    kept = [r for r in read_metrics(run) if r["step"] <= step]
+    text = "".join(json.dumps(r) + "\n" for r in kept)
+    atomic_write(run / METRICS_FILE, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
 def run_average(args: argparse.Namespace) -> int:

@@ -12,7 +12,7 @@ from aiayn.model import Transformer
 
 def max_lengths(src: Tensor, pad_id: int, a: float = 1.0, b: int = 50) -> Tensor:
     """The paper's output limit, a * source length + b (section 6.1: input length + 50): (B,)."""
-    return (a * (src != pad_id).sum(dim=1) + b).long()  # (B,)
+    return (a * (src != pad_id).sum(dim=1) + b).long().clamp(min=1)  # (B,) at least eos
 
 
 @torch.no_grad()

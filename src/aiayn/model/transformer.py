@@ -87,6 +87,13 @@ class Transformer(nn.Module):
         self.decoder_norm = nn.LayerNorm(cfg.d_model, cfg.norm_eps) if cfg.norm_first else None
         self.reset_parameters()
 
+    def _apply(self, fn, recurse: bool = True):
+        """After .to()/.cuda()/.bfloat16(): the positional frequencies stay float32 (cast to
+        bf16 they would be off by ~0.2%, the angles by ~0.2 rad at position 100)."""
+        super()._apply(fn, recurse)
+        self.inv_freq = inverse_frequencies(self.cfg.d_model).to(self.inv_freq.device)
+        return self
+
     def reset_parameters(self) -> None:
         """Xavier-uniform for every weight matrix (W^Q, W^K, W^V each on its own), zero biases;
         embeddings N(0, d_model^-0.5) as in tensor2tensor, so scaled by sqrt(d_model) they have

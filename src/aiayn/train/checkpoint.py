@@ -128,8 +128,12 @@ def clean_up(run: Path, keep_last: int) -> None:
     if root.is_dir():
         for leftover in root.glob(".tmp-*"):
             shutil.rmtree(leftover, ignore_errors=True)
-        for leftover in root.glob(".old-*"):
-            shutil.rmtree(leftover, ignore_errors=True)
+        for old in root.glob(".old-*"):  # moved aside for a replacement that may not have come
+            target = root / old.name.removeprefix(".old-").rsplit("-", 1)[0]
+            if target.exists():
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                os.replace(old, target)
 
 
 def average_checkpoints(paths: list[Path], out: Path) -> Path:

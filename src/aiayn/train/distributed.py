@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 import torch
 import torch.distributed as dist
@@ -33,12 +34,19 @@ class Distributed:
         local_rank = int(os.environ.get("LOCAL_RANK", "0"))
         if device is None:
             device = "cuda" if torch.cuda.is_available() else "cpu"
-        dev = torch.device(device)
-        if dev.type == "cuda":
-            dev = torch.device("cuda", local_rank)
-            torch.cuda.set_device(dev)
+        try:
+            dev = torch.device(device)
+            if dev.type == "cuda":
+                if world_size > 1 or dev.index is None:
+                    dev = torch.device("cuda", local_rank)
+                torch.cuda.set_device(dev)
+        except (RuntimeError, AssertionError) as err:
+            raise ValueError(f"--device {device}: not usable here ({err})") from None
         if world_size > 1 and not dist.is_initialized():
-            dist.init_process_group("nccl" if dev.type == "cuda" else "gloo")
+            # Other processes wait while the main one validates or saves: allow it time.
+            dist.init_process_group(
+                "nccl" if dev.type == "cuda" else "gloo", timeout=timedelta(hours=2)
+            )
         return cls(rank, world_size, dev)
 
     def sum(self, values: list[float]) -> list[float]:

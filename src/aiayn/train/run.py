@@ -9,6 +9,7 @@ from pathlib import Path
 
 from aiayn.config import ModelConfig, TrainConfig, check_keys
 from aiayn.data.meta import DataMeta
+from aiayn.files import atomic_write
 from aiayn.train import checkpoint as ckpt
 
 RUN_CONFIG = "run.json"
@@ -69,4 +70,5 @@ def save_train_config(run: RunFiles, train: TrainConfig) -> None:
     path = run.root / RUN_CONFIG
     config = json.loads(path.read_text(encoding="utf-8"))
     config["train"] = train.__dict__
-    path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    text = json.dumps(config, indent=2) + "\n"
+    atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))

@@ -119,16 +119,13 @@ class Trainer:
         self.model.load_state_dict(saved.state_dict())
         self.optimizer.load_state_dict(ckpt.read_optimizer(checkpoint))
         state = ckpt.read_state(checkpoint)
-        saved_world = state.get("world_size", 1)
-        if (
-            saved_world != self.dist.world_size
-            or state.get("update_freq", 1) != self.cfg.update_freq
-        ):
+        saved = (state.get("world_size"), state.get("update_freq"), state.get("max_tokens"))
+        now = (self.dist.world_size, self.cfg.update_freq, self.cfg.max_tokens)
+        if saved != now:
             raise TrainingError(
-                f"{checkpoint} was written by {saved_world} process(es) with update_freq "
-                f"{state.get('update_freq', 1)}; resume with the same (now "
-                f"{self.dist.world_size} and {self.cfg.update_freq}), so that the data "
-                "position means the same batches"
+                f"{checkpoint} was written with (processes, update_freq, max_tokens) = {saved}; "
+                f"resume with the same (now {now}), so that the data position means the same "
+                "batches"
             )
         self.state = TrainState(**state["train_state"])
         self.sampler.load_state_dict(state["sampler"])
@@ -189,7 +186,8 @@ class Trainer:
                 if signal_flag or out_of_time:
                     stop_reason = "signal" if signal_flag else "max_minutes"
                     break
-                if (cfg.save_every and step % cfg.save_every == 0) or save_due:
+                saving = (cfg.save_every and step % cfg.save_every == 0) or save_due
+                if saving and math.isfinite(loss):
                     self.save()
                     last_save = time.monotonic()
         bar.close()
@@ -216,9 +214,12 @@ class Trainer:
         loss_sum, nll_sum, bad, *flags = totals
         if bad:
             return self._skip_update(totals, total_tokens)
-        if cfg.clip_norm:
-            self.scaler.unscale_(self.optimizer)
-            torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.clip_norm)
+        self.scaler.unscale_(self.optimizer)
+        # The gradient norm (the same on every process after DDP's all-reduce): clipped if asked,
+        # and checked, since a finite loss can still give non-finite gradients.
+        norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.clip_norm or math.inf)
+        if not torch.isfinite(norm) and cfg.precision != "fp16":  # fp16: the scaler skips it
+            return self._skip_update(totals, total_tokens)
         self.scaler.step(self.optimizer)
         self.scaler.update()
         self.optimizer.zero_grad(set_to_none=True)
@@ -250,8 +251,8 @@ class Trainer:
     def _skip_update(self, totals: list[float], total_tokens: float) -> list[float]:
         """A non-finite loss: no step is taken; too many in a row stop the run."""
         self.optimizer.zero_grad(set_to_none=True)
-        if self.cfg.precision == "fp16":
-            self.scaler.update()  # lowers the scale, the usual cure for fp16 overflow
+        if self.cfg.precision == "fp16":  # lower the scale, the usual cure for fp16 overflow
+            self.scaler.update(self.scaler.get_scale() * self.scaler.get_backoff_factor())
         self.state.bad_steps_in_a_row += 1
         n = self.state.bad_steps_in_a_row
         if self.dist.is_main:
@@ -279,7 +280,7 @@ class Trainer:
             if bar is not None:
                 bar.write(f"step {self.state.step}: {result}", file=sys.stderr)
             self._keep_best(result)
-        (stop,) = self.dist.sum([float(self._patience_ran_out())])
+        (stop,) = self.dist.sum([float(self.dist.is_main and self._patience_ran_out())])
         self.model.train()
         return bool(stop)
 
@@ -313,6 +314,7 @@ class Trainer:
                 "scaler": self.scaler.state_dict() if self.scaler.is_enabled() else None,
                 "world_size": self.dist.world_size,
                 "update_freq": self.cfg.update_freq,
+                "max_tokens": self.cfg.max_tokens,
             }
             target = ckpt.step_dir(self.run.root, self.state.step)
             ckpt.write_checkpoint(target, self.model, self.run.tokenizer, state, self.optimizer)
@@ -340,10 +342,11 @@ class Trainer:
 
     def _finish(self, reason: str, started: float) -> dict[str, Any]:
         """Final validation and checkpoint (unless just done), and the summary."""
-        if self.state.step and (not self.cfg.valid_every or self.state.step % self.cfg.valid_every):
-            self._validate_and_keep_best()
         if self.state.step:
-            self.save()
+            self.save()  # first: a signal's grace period may not outlast a validation
+            if not self.cfg.valid_every or self.state.step % self.cfg.valid_every:
+                self._validate_and_keep_best()
+                self.save()  # again, with the validation's outcome in its state
         minutes = (time.monotonic() - started) / 60
         summary = {
             "stopped_by": reason,
