@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
 from torch import Tensor
@@ -13,6 +14,9 @@ from aiayn.model import Transformer
 def max_lengths(src: Tensor, pad_id: int, a: float = 1.0, b: int = 50) -> Tensor:
     """The paper's output limit, a * source length + b (section 6.1: input length + 50): (B,)."""
     return (a * (src != pad_id).sum(dim=1) + b).long().clamp(min=1)  # (B,) at least eos
+
+
+Pick = Callable[[Tensor], Tensor]  # (B', V) logits -> (B',) chosen tokens
 
 
 @torch.no_grad()
@@ -30,6 +34,14 @@ def greedy_decode(
     Returns:
         For each sentence, its output ids without bos and eos.
     """
+    return token_by_token(model, src, lambda logits: logits.argmax(dim=-1), a, b, min_len)
+
+
+def token_by_token(
+    model: Transformer, src: Tensor, pick: Pick, a: float, b: int, min_len: int = 0
+) -> list[list[int]]:
+    """One token per step for each sentence, chosen by `pick`, until eos or the length limit;
+    finished sentences leave the active batch. Greedy decoding and sampling both run on it."""
     cfg = model.cfg
     limit = max_lengths(src, cfg.pad_id, a, b)  # (B,)
     B, T_max = src.shape[0], int(limit.max())
@@ -42,7 +54,7 @@ def greedy_decode(
         logits = decoded.logits[:, -1]  # (B', V)
         if t < min_len:
             logits = logits.index_fill(-1, torch.tensor([cfg.eos_id], device=src.device), -math.inf)
-        token = logits.argmax(dim=-1)  # (B',)
+        token = pick(logits)  # (B',)
         token = torch.where(limit[active] <= t + 1, cfg.eos_id, token)  # the limit ends it
         out[active, t] = token
         going = token != cfg.eos_id  # (B',)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from aiayn.decode.greedy import max_lengths, strip
+from aiayn.decode.greedy import token_by_token
 from aiayn.model import Transformer
 
 
@@ -45,28 +45,10 @@ def filter_logits(logits: Tensor, top_k: int, top_p: float) -> Tensor:
 @torch.no_grad()
 def sample_decode(model: Transformer, src: Tensor, opts: SamplingOptions) -> list[list[int]]:
     """One sampled output per sentence (without bos and eos), reproducible from opts.seed."""
-    cfg = model.cfg
     generator = torch.Generator(device=src.device).manual_seed(opts.seed)
-    limit = max_lengths(src, cfg.pad_id, opts.max_len_a, opts.max_len_b)  # (B,)
-    B, T_max = src.shape[0], int(limit.max())
-    out = torch.full((B, T_max), cfg.pad_id, dtype=torch.long, device=src.device)
-    cache = model.init_cache(model.encode(src))
-    active = torch.arange(B, device=src.device)
-    step = torch.full((B, 1), cfg.bos_id, dtype=torch.long, device=src.device)
-    for t in range(T_max):
-        decoded = model.decode(step, cache=cache)
-        logits = filter_logits(
-            decoded.logits[:, -1].float() / opts.temperature, opts.top_k, opts.top_p
-        )
-        token = torch.multinomial(logits.softmax(dim=-1), 1, generator=generator).squeeze(1)
-        token = torch.where(limit[active] <= t + 1, cfg.eos_id, token)
-        out[active, t] = token
-        going = token != cfg.eos_id
-        if not going.any():
-            break
-        cache = decoded.cache
-        if not going.all():
-            keep = going.nonzero().squeeze(1)
-            cache, active, token = cache.reorder(keep), active[keep], token[keep]
-        step = token[:, None]
-    return [strip(row, cfg.eos_id, cfg.pad_id) for row in out.tolist()]
+
+    def pick(logits: Tensor) -> Tensor:
+        filtered = filter_logits(logits.float() / opts.temperature, opts.top_k, opts.top_p)
+        return torch.multinomial(filtered.softmax(dim=-1), 1, generator=generator).squeeze(1)
+
+    return token_by_token(model, src, pick, opts.max_len_a, opts.max_len_b)
