@@ -1,0 +1,77 @@
+"""`aiayn plot`: positional encodings, the learning rate, a run's metrics, attention."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add(commands) -> None:
+    p = commands.add_parser("plot", help="figures (PNG or SVG, by the --out suffix)")
+    kinds = p.add_subparsers(dest="kind", metavar="KIND", required=True)
+
+    pos = kinds.add_parser("positional", help="sinusoids and the position x dimension heatmap")
+    pos.add_argument("--d-model", type=int, default=512)
+    pos.add_argument("--positions", type=int, default=100)
+    pos.add_argument("--dims", type=int, nargs="+", default=[0, 1, 20, 21, 40, 41, 60, 61])
+    pos.add_argument("--layout", choices=["interleaved", "concatenated"], default="interleaved")
+    pos.add_argument("--out", type=Path, default=Path("positional.png"))
+
+    lr = kinds.add_parser("lr", help="the learning-rate schedule")
+    lr.add_argument("--d-model", type=int, default=512)
+    lr.add_argument("--warmup", type=int, default=4000)
+    lr.add_argument("--scale", type=float, default=1.0)
+    lr.add_argument("--steps", type=int, default=40000)
+    lr.add_argument("--out", type=Path, default=Path("lr.png"))
+
+    met = kinds.add_parser("metrics", help="a run's losses, BLEU and learning rate")
+    met.add_argument("run_dir", type=Path, metavar="RUN")
+    met.add_argument("--out", type=Path, default=Path("metrics.png"))
+
+    att = kinds.add_parser("attention", help="encoder, decoder and cross-attention heatmaps")
+    att.add_argument("sentence")
+    att.add_argument("--model", required=True, help="run, checkpoint or model directory")
+    att.add_argument("--head", type=int, help="one head (from 0); default: the heads' mean")
+    att.add_argument("--beam", type=int, default=4)
+    att.add_argument("--out", type=Path, default=Path("attention.png"),
+                     help="writes NAME-encoder, NAME-decoder and NAME-cross")  # fmt: skip
+    p.set_defaults(run=run_plot)
+
+
+def run_plot(args: argparse.Namespace) -> int:
+    from aiayn import plot
+
+    if args.kind == "positional":
+        fig = plot.positional_figure(args.d_model, args.positions, tuple(args.dims), args.layout)
+        written = [plot.save(fig, args.out)]
+    elif args.kind == "lr":
+        written = [plot.save(plot.lr_figure(args.d_model, args.warmup, args.scale, args.steps),
+                             args.out)]  # fmt: skip
+    elif args.kind == "metrics":
+        written = [plot.save(plot.metrics_figure(args.run_dir), args.out)]
+    else:
+        written = plot_attention(args)
+    for path in written:
+        print(f"wrote {path}")
+    return 0
+
+
+def plot_attention(args: argparse.Namespace) -> list[Path]:
+    from aiayn import plot
+    from aiayn.decode.translate import load_translator
+    from aiayn.explain import attention_for
+
+    model, tokenizer = load_translator(args.model)
+    found = attention_for(model, tokenizer, args.sentence, beam=args.beam, head=args.head)
+    which = "mean of heads" if args.head is None else f"head {args.head}"
+    out = args.out
+    figures = {
+        "encoder": (found.encoder, found.source, found.source, "Encoder self-attention"),
+        "decoder": (found.decoder, found.target_out, found.target_in, "Decoder self-attention"),
+        "cross": (found.cross, found.target_out, found.source, "Cross-attention"),
+    }
+    return [
+        plot.save(plot.attention_figure(w, rows, cols, f"{title} ({which})"),
+                  out.with_name(f"{out.stem}-{name}{out.suffix}"))
+        for name, (w, rows, cols, title) in figures.items()
+    ]  # fmt: skip

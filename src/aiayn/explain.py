@@ -1,0 +1,58 @@
+"""What the model attends to when it translates a sentence (for plots and the web page)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from aiayn.data.vocab import Tokenizer
+from aiayn.decode.beam import BeamOptions
+from aiayn.decode.translate import beam_decoder, source_batch
+from aiayn.model import Transformer
+
+
+@dataclass(frozen=True)
+class Attention:
+    translation: str
+    source: list[str]  # source pieces + </s>: the keys of encoder and cross-attention
+    target_in: list[str]  # <s> + output pieces: the decoder's inputs (its self-attention keys)
+    target_out: list[str]  # output pieces + </s>: what each decoder position produced
+    encoder: list[np.ndarray]  # per layer (S, S)
+    decoder: list[np.ndarray]  # per layer (T, T)
+    cross: list[np.ndarray]  # per layer (T, S)
+
+
+@torch.no_grad()
+def attention_for(
+    model: Transformer, tokenizer: Tokenizer, sentence: str, beam: int = 4, head: int | None = None
+) -> Attention:
+    """Translate one sentence, then read every attention weight of the teacher-forced pass over
+    its translation: one head's, or the mean of the heads."""
+    cfg = model.cfg
+    ids = tokenizer.encode([sentence])[0]
+    if not ids:
+        raise ValueError("nothing to translate: the sentence is empty")
+    if head is not None and not 0 <= head < cfg.n_heads:
+        raise ValueError(f"--head {head}: the model has heads 0..{cfg.n_heads - 1}")
+    src = source_batch([ids], cfg.eos_id, cfg.pad_id, next(model.parameters()).device)  # (1, S)
+    output = beam_decoder(BeamOptions(beam=beam))(model, src)[0]
+    tgt_in = torch.tensor([[cfg.bos_id, *output]], device=src.device)  # (1, T)
+    maps = model.attention_maps(src, tgt_in)
+
+    def pick(layers) -> list[np.ndarray]:
+        return [
+            (w[0].mean(0) if head is None else w[0, head]).float().cpu().numpy() for w in layers
+        ]
+
+    pieces = tokenizer.sp.id_to_piece
+    return Attention(
+        translation=tokenizer.decode([output])[0],
+        source=[pieces(i) for i in ids] + ["</s>"],
+        target_in=["<s>"] + [pieces(i) for i in output],
+        target_out=[pieces(i) for i in output] + ["</s>"],
+        encoder=pick(maps.encoder),
+        decoder=pick(maps.decoder_self),
+        cross=pick(maps.cross),
+    )

@@ -1,0 +1,103 @@
+"""Figures: positional encodings, the learning rate, a run's metrics, attention (matplotlib).
+
+Each `*_figure` function returns a matplotlib Figure whose plotted data can be read back (the
+tests compare it with the model's own numbers); `save` writes PNG or SVG by the file's suffix.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no screen needed
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+from matplotlib.figure import Figure
+
+from aiayn.model.positional import sinusoidal_encoding
+from aiayn.train.metrics import read_metrics
+from aiayn.train.schedule import learning_rate
+
+FORMATS = (".png", ".svg")
+
+
+def save(fig: Figure, path: str | Path) -> Path:
+    path = Path(path)
+    if path.suffix.lower() not in FORMATS:
+        raise ValueError(f"{path}: write a .png or .svg file")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    return path
+
+
+def positional_figure(
+    d_model: int = 512,
+    positions: int = 100,
+    dims: tuple[int, ...] = (0, 1, 20, 21, 40, 41, 60, 61),
+    layout: str = "interleaved",
+) -> Figure:
+    """Sinusoids of chosen dimensions over positions, and the position x dimension heatmap."""
+    pe = sinusoidal_encoding(torch.arange(positions), d_model, layout).numpy()  # (P, D)
+    fig, (curves, heat) = plt.subplots(1, 2, figsize=(13, 4.2))
+    for d in dims:
+        curves.plot(np.arange(positions), pe[:, d], label=f"dim {d}")
+    curves.set(xlabel="position", ylabel="PE", title=f"Sinusoids (d_model={d_model}, {layout})")
+    curves.legend(fontsize=7, ncol=2)
+    image = heat.imshow(pe, aspect="auto", cmap="RdBu", vmin=-1, vmax=1, origin="lower")
+    heat.set(xlabel="dimension", ylabel="position", title="PE[position, dimension]")
+    fig.colorbar(image, ax=heat)
+    return fig
+
+
+def lr_figure(d_model: int = 512, warmup: int = 4000, scale: float = 1.0, steps: int = 40000):
+    """The schedule of section 5.3 over training steps, warmup marked."""
+    x = np.arange(1, steps + 1)
+    y = [learning_rate(int(s), d_model, warmup, scale) for s in x]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.plot(x, y)
+    ax.axvline(warmup, linestyle="--", color="gray", label=f"warmup = {warmup}")
+    title = f"lr = {scale:g} * {d_model}^-0.5 * min(step^-0.5, step * {warmup}^-1.5)"
+    ax.set(xlabel="step", ylabel="learning rate", title=title)
+    ax.legend()
+    return fig
+
+
+def metrics_figure(run: str | Path) -> Figure:
+    """Training and validation loss, validation BLEU and the learning rate of a run."""
+    records = read_metrics(run)
+    if not records:
+        raise FileNotFoundError(f"{Path(run) / 'metrics.jsonl'}: no metrics; is it a run?")
+    train = [r for r in records if r["kind"] == "train"]
+    valid = [r for r in records if r["kind"] == "valid"]
+    fig, (loss, bleu, lr) = plt.subplots(1, 3, figsize=(15, 4))
+    loss.plot([r["step"] for r in train], [r["loss"] for r in train], label="train")
+    loss.plot([r["step"] for r in valid], [r["loss"] for r in valid], "o-", label="valid")
+    loss.set(xlabel="step", ylabel="label-smoothed loss / token", title="Loss")
+    loss.legend()
+    bleu.plot([r["step"] for r in valid], [r["bleu"] for r in valid], "o-", label="BLEU")
+    bleu.plot([r["step"] for r in valid], [r["chrf"] for r in valid], "s-", label="chrF")
+    bleu.set(xlabel="step", title="Validation (sacreBLEU)")
+    bleu.legend()
+    lr.plot([r["step"] for r in train], [r["lr"] for r in train])
+    lr.set(xlabel="step", title="Learning rate")
+    return fig
+
+
+def attention_figure(
+    weights: list[np.ndarray], rows: list[str], cols: list[str], title: str
+) -> Figure:
+    """Heatmaps of one attention kind, a panel per layer: each (queries, keys), labelled."""
+    n = len(weights)
+    size = max(3.0, 0.28 * max(len(rows), len(cols)))
+    fig, axes = plt.subplots(1, n, figsize=(size * n + 1, size + 0.8), squeeze=False)
+    for i, (ax, w) in enumerate(zip(axes[0], weights, strict=True)):
+        ax.imshow(w, cmap="viridis", vmin=0, vmax=1)
+        ax.set_xticks(range(len(cols)), cols, rotation=90, fontsize=7)
+        ax.set_yticks(range(len(rows)), rows, fontsize=7)
+        ax.set_title(f"layer {i + 1}", fontsize=9)
+    fig.suptitle(title)
+    return fig
