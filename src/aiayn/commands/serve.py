@@ -1,0 +1,29 @@
+"""`aiayn serve`: the JSON API and the web page."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add(commands) -> None:
+    s = commands.add_parser("serve", help="serve translations: JSON API and a web page")
+    s.add_argument("--model", required=True, help="run, checkpoint or model directory")
+    s.add_argument("--host", default="127.0.0.1", help="loopback by default")
+    s.add_argument("--port", type=int, default=8000)
+    s.add_argument("--max-chars", type=int, default=1000, help="per text")
+    s.add_argument("--max-texts", type=int, default=32, help="per request")
+    s.add_argument("--wait-ms", type=float, default=5.0, help="batching window")
+    s.set_defaults(run=run_serve)
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    try:
+        import uvicorn
+
+        from aiayn.serve.app import Limits, create_app
+    except ImportError:
+        raise ValueError('serving needs FastAPI and uvicorn: pip install -e ".[serve]"') from None
+    limits = Limits(max_chars=args.max_chars, max_texts=args.max_texts)
+    app = create_app(args.model, limits, args.wait_ms)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="info")
+    return 0

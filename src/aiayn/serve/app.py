@@ -1,0 +1,103 @@
+"""The ASGI app: POST /translate, GET /health, and the page at /."""
+
+from __future__ import annotations
+
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse
+from pydantic import BaseModel, Field
+
+from aiayn.decode.beam import BeamOptions
+from aiayn.decode.translate import load_translator, nbest_lines
+from aiayn.explain import attention_for
+from aiayn.serve.batcher import DynamicBatcher
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_chars: int = 1000  # per text
+    max_texts: int = 32  # per request
+    max_beam: int = 8
+
+
+class TranslateRequest(BaseModel):
+    text: str | list[str] = Field(description="one text, or a list of texts")
+    beam: int = Field(4, ge=1)
+    nbest: int = Field(1, ge=1)
+    attention: bool = Field(False, description="also return the cross-attention matrix")
+
+
+def create_app(model_dir: str | Path, limits: Limits = Limits(), wait_ms: float = 5.0) -> FastAPI:
+    model, tokenizer = load_translator(model_dir)
+
+    def translate(texts: list[str], beam: int, nbest: int) -> list[list[tuple[str, float]]]:
+        return nbest_lines(model, tokenizer, texts, BeamOptions(beam=beam, nbest=nbest))
+
+    batcher = DynamicBatcher(translate, max_texts=4 * limits.max_texts, wait_ms=wait_ms)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        batcher.start()
+        yield
+        await batcher.stop()
+
+    app = FastAPI(title="aiayn", lifespan=lifespan)
+    app.state.batcher = batcher
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, err: RequestValidationError) -> JSONResponse:
+        problems = "; ".join(
+            f"{'.'.join(str(x) for x in e['loc'] if x != 'body') or 'body'}: {e['msg']}"
+            for e in err.errors()
+        )
+        return JSONResponse({"detail": f"invalid request: {problems}"}, status_code=422)
+
+    @app.get("/health")
+    async def health() -> dict:
+        return {"status": "ok", "model": str(model_dir), "batches": batcher.batches}
+
+    @app.post("/translate")
+    async def translate_endpoint(req: TranslateRequest) -> dict:
+        texts = [req.text] if isinstance(req.text, str) else req.text
+        check_limits(texts, req, limits)
+        results = await batcher.submit(texts, req.beam, req.nbest)
+        out = []
+        for text, hyps in zip(texts, results, strict=True):
+            item = {"text": hyps[0][0], "score": hyps[0][1]}
+            if req.nbest > 1:
+                item["nbest"] = [{"text": t, "score": s} for t, s in hyps]
+            if req.attention and text.strip():
+                found = attention_for(model, tokenizer, text, beam=req.beam)
+                item["attention"] = {
+                    "source": found.source,
+                    "target": found.target_out,
+                    "cross": found.cross[-1].round(4).tolist(),  # the last layer, heads' mean
+                }
+            out.append(item)
+        return {"translations": out}
+
+    @app.get("/", response_class=HTMLResponse)
+    async def page() -> str:
+        return resources.files("aiayn.serve").joinpath("static/index.html").read_text("utf-8")
+
+    return app
+
+
+def check_limits(texts: list[str], req: TranslateRequest, limits: Limits) -> None:
+    if not texts:
+        raise HTTPException(422, "invalid request: text: give at least one text")
+    if len(texts) > limits.max_texts:
+        raise HTTPException(413, f"{len(texts)} texts in one request; the limit is "
+                                 f"{limits.max_texts}: send several requests")  # fmt: skip
+    for i, t in enumerate(texts):
+        if len(t) > limits.max_chars:
+            raise HTTPException(413, f"text {i} has {len(t)} characters; the limit is "
+                                     f"{limits.max_chars}: split it into sentences")  # fmt: skip
+    if req.beam > limits.max_beam or req.nbest > req.beam:
+        raise HTTPException(422, f"invalid request: need 1 <= nbest ({req.nbest}) <= beam "
+                                 f"({req.beam}) <= {limits.max_beam}")  # fmt: skip

@@ -1,0 +1,89 @@
+"""Dynamic batching: requests that arrive within a short wait are translated as one batch.
+
+Each request's texts keep their own future, so a request only ever receives its own results.
+The model runs in one worker thread, off the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+Translate = Callable[[list[str], int, int], list[list[tuple[str, float]]]]  # texts, beam, nbest
+
+
+@dataclass
+class Pending:
+    texts: list[str]
+    beam: int
+    nbest: int
+    future: asyncio.Future = field(repr=False)
+
+
+class DynamicBatcher:
+    """Collects requests for up to `wait_ms` (or `max_texts` texts), then translates each group
+    of requests with the same search options in one call."""
+
+    def __init__(self, translate: Translate, max_texts: int = 64, wait_ms: float = 5.0) -> None:
+        self.translate = translate
+        self.max_texts = max_texts
+        self.wait = wait_ms / 1000
+        self.queue: asyncio.Queue[Pending] = asyncio.Queue()
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="aiayn-model")
+        self.task: asyncio.Task | None = None
+        self.batches = 0  # model calls made, for tests and metrics
+
+    def start(self) -> None:
+        self.task = asyncio.get_running_loop().create_task(self._run())
+
+    async def stop(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+        self.executor.shutdown(wait=False, cancel_futures=True)
+
+    async def submit(
+        self, texts: list[str], beam: int, nbest: int
+    ) -> list[list[tuple[str, float]]]:
+        future = asyncio.get_running_loop().create_future()
+        await self.queue.put(Pending(texts, beam, nbest, future))
+        return await future
+
+    async def _collect(self) -> list[Pending]:
+        batch = [await self.queue.get()]
+        deadline = asyncio.get_running_loop().time() + self.wait
+        while sum(len(p.texts) for p in batch) < self.max_texts:
+            timeout = deadline - asyncio.get_running_loop().time()
+            if timeout <= 0:
+                break
+            try:
+                batch.append(await asyncio.wait_for(self.queue.get(), timeout))
+            except TimeoutError:
+                break
+        return batch
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            batch = await self._collect()
+            groups: dict[tuple[int, int], list[Pending]] = {}
+            for p in batch:
+                groups.setdefault((p.beam, p.nbest), []).append(p)
+            for (beam, nbest), members in groups.items():
+                texts = [t for p in members for t in p.texts]
+                try:
+                    results = await loop.run_in_executor(
+                        self.executor, self.translate, texts, beam, nbest
+                    )
+                except Exception as err:  # every waiting request hears of it
+                    for p in members:
+                        if not p.future.done():
+                            p.future.set_exception(err)
+                    continue
+                self.batches += 1
+                start = 0
+                for p in members:  # each request gets exactly its own slice
+                    if not p.future.done():
+                        p.future.set_result(results[start : start + len(p.texts)])
+                    start += len(p.texts)

@@ -1,0 +1,96 @@
+"""The JSON API in process: good requests, the limits, bad input, and dynamic batching."""
+
+import asyncio
+
+import pytest
+from fastapi.testclient import TestClient
+
+from aiayn.cli import main
+from aiayn.serve.app import Limits, create_app
+from aiayn.serve.batcher import DynamicBatcher
+from tests.train.conftest import TINY_RUN, tiny_data  # noqa: F401 (a fixture)
+
+
+@pytest.fixture(scope="module")
+def client(tiny_data, tmp_path_factory):  # noqa: F811
+    run = tmp_path_factory.mktemp("serve") / "run"
+    assert main(["train", "--data", str(tiny_data), "--out", str(run), *TINY_RUN,
+                 "--max-steps", "3"]) == 0  # fmt: skip
+    app = create_app(run, Limits(max_chars=200, max_texts=4))
+    with TestClient(app) as c:
+        yield c
+
+
+def test_health_and_page(client):
+    assert client.get("/health").json()["status"] == "ok"
+    page = client.get("/")
+    assert page.status_code == 200 and "<canvas" in page.text and "/translate" in page.text
+    assert "http" not in page.text.split("<script>")[1]  # no CDN: everything is served here
+
+
+def test_one_text_and_a_list(client):
+    one = client.post("/translate", json={"text": "The dog sees a cat."}).json()
+    assert isinstance(one["translations"][0]["text"], str)
+    texts = ["The dog sees a cat.", "The old man reads.", ""]
+    many = client.post("/translate", json={"text": texts, "beam": 2}).json()["translations"]
+    assert len(many) == 3 and many[2]["text"] == ""
+    alone = [client.post("/translate", json={"text": t, "beam": 2}).json()["translations"][0]
+             for t in texts]  # fmt: skip
+    assert [m["text"] for m in many] == [a["text"] for a in alone]
+
+
+def test_nbest_and_attention(client):
+    body = client.post("/translate", json={"text": "The dog sees a cat.", "beam": 3, "nbest": 3,
+                                           "attention": True}).json()  # fmt: skip
+    item = body["translations"][0]
+    scores = [h["score"] for h in item["nbest"]]
+    assert len(scores) == 3 and scores == sorted(scores, reverse=True)
+    att = item["attention"]
+    assert len(att["cross"]) == len(att["target"]) and len(att["cross"][0]) == len(att["source"])
+    assert all(abs(sum(row) - 1) < 1e-3 for row in att["cross"])
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "message"),
+    [
+        ({"text": ["a"] * 5}, 413, "5 texts in one request; the limit is 4"),
+        ({"text": "x" * 201}, 413, "text 0 has 201 characters; the limit is 200"),
+        ({"text": 3}, 422, "invalid request: text"),
+        ({"text": "a", "beam": 0}, 422, "invalid request: beam"),
+        ({"text": "a", "beam": 2, "nbest": 3}, 422, "need 1 <= nbest (3) <= beam (2)"),
+        ({"text": []}, 422, "give at least one text"),
+        ({}, 422, "invalid request: text"),
+    ],
+)
+def test_limits_and_bad_requests(client, body, status, message):
+    response = client.post("/translate", json=body)
+    assert response.status_code == status
+    assert message in response.json()["detail"]
+
+
+def test_invalid_json(client):
+    response = client.post("/translate", content=b"{not json",
+                           headers={"Content-Type": "application/json"})  # fmt: skip
+    assert response.status_code == 422 and "invalid request" in response.json()["detail"]
+
+
+def test_concurrent_requests_are_batched_and_kept_apart():
+    calls = []
+
+    def translate(texts, beam, nbest):
+        calls.append(list(texts))
+        return [[(t.upper(), 0.0)] for t in texts]
+
+    async def scenario():
+        batcher = DynamicBatcher(translate, max_texts=100, wait_ms=50)
+        batcher.start()
+        requests = [[f"r{i}-a", f"r{i}-b"] for i in range(10)]
+        results = await asyncio.gather(*(batcher.submit(r, 4, 1) for r in requests))
+        await batcher.stop()
+        return requests, results
+
+    requests, results = asyncio.run(scenario())
+    for texts, result in zip(requests, results, strict=True):
+        assert [r[0][0] for r in result] == [t.upper() for t in texts]  # its own, in order
+    assert len(calls) < len(requests)  # batched together
+    assert sorted(t for call in calls for t in call) == sorted(t for r in requests for t in r)
