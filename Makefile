@@ -4,9 +4,16 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup test lint format demo clean
+.PHONY: setup browser test lint format demo clean
 
 setup: $(STAMP)
+
+# The page test drives Debian's chromium headless (Playwright uses it; it downloads nothing).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+		else echo "the page test needs chromium: sudo apt-get install chromium"; exit 1; fi; }
 
 # torch is pinned and installed first: a CPU wheel lies on this disk, while a loose `torch`
 # requirement would pull a multi-GB CUDA build. The package's own range is then satisfied.
@@ -16,7 +23,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e ".[dev]"
 	touch $(STAMP)
 
-test: lint
+test: lint browser
 	$(PY) -m pytest -q
 
 lint: setup

@@ -1,0 +1,87 @@
+"""A live server on loopback and a bounded load driver (used by tests and benchmarks)."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def live_server(model: Path, *extra: str):
+    """`aiayn serve` in a child process on a free loopback port; yields its base URL."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "aiayn", "serve", "--model", str(model), "--port", str(port),
+         *extra],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"server did not start: {proc.stderr.read().decode()}")
+            time.sleep(0.2)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+async def hammer(url: str, expected: dict[str, str], clients: int, seconds: float,
+                 max_requests: int = 1_000_000) -> dict:  # fmt: skip
+    """`clients` concurrent clients send sentences for `seconds` (and at most max_requests);
+    every answer is checked against `expected`. Only loopback addresses are ever used."""
+    assert url.startswith("http://127.0.0.1:"), "load tests target loopback only"
+    sentences = list(expected)
+    latencies: list[float] = []
+    errors = wrong = 0
+    stop = time.monotonic() + seconds
+
+    async def client(i: int, http: httpx.AsyncClient) -> None:
+        nonlocal errors, wrong
+        n = i
+        while time.monotonic() < stop and len(latencies) + errors < max_requests:
+            text = sentences[n % len(sentences)]
+            n += clients
+            start = time.perf_counter()
+            try:
+                r = await http.post(f"{url}/translate", json={"text": text}, timeout=60)
+            except httpx.HTTPError:
+                errors += 1
+                continue
+            latencies.append(time.perf_counter() - start)
+            if r.status_code != 200:
+                errors += 1
+            elif r.json()["translations"][0]["text"] != expected[text]:
+                wrong += 1
+
+    limits = httpx.Limits(max_connections=clients)
+    async with httpx.AsyncClient(limits=limits) as http:
+        await asyncio.gather(*(client(i, http) for i in range(clients)))
+    latencies.sort()
+    n = len(latencies)
+    return {
+        "requests": n, "errors": errors, "wrong": wrong, "seconds": seconds,
+        "requests_per_s": round(n / seconds, 1),
+        "p50_ms": round(1000 * latencies[n // 2], 1) if n else None,
+        "p99_ms": round(1000 * latencies[min(n - 1, int(n * 0.99))], 1) if n else None,
+    }  # fmt: skip

@@ -1,0 +1,72 @@
+"""The server for real, on loopback: a bounded load test and the page in headless Chromium."""
+
+import asyncio
+import os
+import shutil
+
+import httpx
+import pytest
+
+from aiayn.cli import main
+from tests.serve.live import hammer, live_server
+from tests.train.conftest import TINY_RUN, tiny_data  # noqa: F401 (a fixture)
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+SENTENCES = ["The dog sees a cat.", "The old man reads a book.", "A red tree is green.",
+             "The woman sees the big house.", "A small cat reads."]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def run(tiny_data, tmp_path_factory):  # noqa: F811
+    out = tmp_path_factory.mktemp("live") / "run"
+    assert main(["train", "--data", str(tiny_data), "--out", str(out), *TINY_RUN,
+                 "--max-steps", "3"]) == 0  # fmt: skip
+    return out
+
+
+def test_64_concurrent_clients_get_correct_answers_without_errors(run):
+    seconds = float(os.environ.get("AIAYN_LOAD_SECONDS", "30"))
+    with live_server(run) as url:
+        expected = {
+            s: httpx.post(f"{url}/translate", json={"text": s}, timeout=60).json()[
+                "translations"][0]["text"]
+            for s in SENTENCES
+        }  # fmt: skip
+        result = asyncio.run(hammer(url, expected, clients=64, seconds=seconds))
+        batches = httpx.get(f"{url}/health").json()["batches"]
+    print(result)
+    assert result["errors"] == 0 and result["wrong"] == 0
+    assert result["requests"] >= 64
+    assert batches < result["requests"] + len(SENTENCES)  # requests shared model calls
+
+
+def test_the_page_translates_and_draws_the_heatmap_in_chromium(run, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    assert os.path.exists(CHROMIUM), "headless Chromium is needed: apt-get install chromium"
+    flags = [
+        "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    ]  # fmt: skip
+    sentence = SENTENCES[0]
+    with live_server(run) as url, sync_playwright() as p:
+        api = httpx.post(f"{url}/translate", json={"text": sentence, "attention": True},
+                         timeout=60).json()["translations"][0]  # fmt: skip
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=flags)
+        try:
+            page = browser.new_page()
+            page.goto(url)
+            page.fill("#source", sentence)
+            page.click("#go")
+            page.wait_for_function(
+                "document.getElementById('heatmap').dataset.rows !== undefined", timeout=60000
+            )
+            shown = page.inner_text("#translation")
+            rows = int(page.get_attribute("#heatmap", "data-rows"))
+            cols = int(page.get_attribute("#heatmap", "data-cols"))
+            page.screenshot(path=str(tmp_path / "page.png"))
+        finally:
+            browser.close()
+    assert shown.strip() == api["text"].strip()  # what the page shows is the API's translation
+    assert (rows, cols) == (len(api["attention"]["target"]), len(api["attention"]["source"]))
+    assert (tmp_path / "page.png").stat().st_size > 5000
