@@ -6,7 +6,17 @@ import pytest
 import torch
 
 from aiayn import Transformer, preset
+from aiayn.cli import main
 from aiayn.config import ModelConfig
+from aiayn.data.prepare import PrepareOptions, prepare
+from tests.data.conftest import synthetic_pairs, write_tsv
+
+# A run that takes seconds: the tiny model, small batches, accumulation, dropout on.
+TINY_RUN = [
+    "--preset", "tiny", "--max-tokens", "160", "--update-freq", "2", "--no-progress",
+    "--set", "valid_every=0", "valid_bleu_sentences=8", "save_minutes=0", "log_every=1",
+    "warmup=20", "dropout=0.1",
+]  # fmt: skip
 
 
 def padded_batch(lengths: list[int], cfg: ModelConfig, seed: int, start_with_bos: bool = False):
@@ -44,3 +54,24 @@ def perturb_vectors(model: Transformer, scale: float = 0.1) -> None:
 @pytest.fixture(params=[False, True], ids=["post-norm", "pre-norm"])
 def norm_first(request) -> bool:
     return request.param
+
+
+@pytest.fixture(scope="session")
+def tiny_data(tmp_path_factory):
+    """A prepared data directory of synthetic word-for-word pairs (64-piece vocabulary)."""
+    tmp = tmp_path_factory.mktemp("train-data")
+    corpus = write_tsv(tmp / "corpus.tsv", synthetic_pairs(400, seed=11))
+    prepare(
+        PrepareOptions(out=tmp / "data", corpus=str(corpus), valid_size=20, test_size=20,
+                       vocab_size=64, progress=False)
+    )  # fmt: skip
+    return tmp / "data"
+
+
+@pytest.fixture(scope="session")
+def tiny_run(tiny_data, tmp_path_factory):
+    """A run trained for a few steps on tiny_data: something to translate, plot and serve."""
+    out = tmp_path_factory.mktemp("tiny-run") / "run"
+    assert main(["train", "--data", str(tiny_data), "--out", str(out), *TINY_RUN,
+                 "--max-steps", "6"]) == 0  # fmt: skip
+    return out

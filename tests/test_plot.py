@@ -12,7 +12,6 @@ from aiayn.decode.translate import load_translator
 from aiayn.explain import attention_for
 from aiayn.model.positional import sinusoidal_encoding
 from aiayn.train.schedule import learning_rate
-from tests.train.conftest import TINY_RUN, tiny_data  # noqa: F401 (a fixture)
 
 
 def test_positional_figure_plots_the_encoding(tmp_path):
@@ -50,10 +49,8 @@ def test_metrics_figure_plots_the_log(tmp_path):
         plot.metrics_figure(tmp_path / "none")
 
 
-def test_attention_plots_are_the_models_weights(tiny_data, tmp_path, capsys):  # noqa: F811
-    run = tmp_path / "run"
-    assert main(["train", "--data", str(tiny_data), "--out", str(run), *TINY_RUN,
-                 "--max-steps", "3"]) == 0  # fmt: skip
+def test_attention_plots_are_the_models_weights(tiny_run, tmp_path, capsys):
+    run = tiny_run
     model, tokenizer = load_translator(run)
     found = attention_for(model, tokenizer, "The dog sees a cat.", beam=2)
     S, T = len(found.source), len(found.target_in)

@@ -3,15 +3,11 @@
 import pytest
 
 from aiayn.cli import main
-from tests.train.conftest import TINY_RUN, tiny_data  # noqa: F401 (a fixture)
 
 
-@pytest.fixture(scope="module")
-def run(tiny_data, tmp_path_factory):  # noqa: F811
-    out = tmp_path_factory.mktemp("decode-run") / "run"
-    assert main(["train", "--data", str(tiny_data), "--out", str(out), *TINY_RUN,
-                 "--max-steps", "6"]) == 0  # fmt: skip
-    return out
+@pytest.fixture
+def run(tiny_run):
+    return tiny_run
 
 
 def test_nbest_output(run, tmp_path, capsys):
@@ -42,7 +38,7 @@ def test_beam_and_greedy_from_the_command_line(run, tmp_path, capsys):
     assert "need 1 <= --nbest (5) <= --beam (4)" in capsys.readouterr().err
 
 
-def test_evaluate_reports_the_search(run, tiny_data, capsys):  # noqa: F811
+def test_evaluate_reports_the_search(run, tiny_data, capsys):
     assert main(["evaluate", "--model", str(run), "--data", str(tiny_data), "--beam", "2",
                  "--length-penalty", "power", "--alpha", "1.0"]) == 0  # fmt: skip
     out = capsys.readouterr().out

@@ -5,18 +5,13 @@ import asyncio
 import pytest
 from fastapi.testclient import TestClient
 
-from aiayn.cli import main
 from aiayn.serve.app import Limits, create_app
 from aiayn.serve.batcher import DynamicBatcher
-from tests.train.conftest import TINY_RUN, tiny_data  # noqa: F401 (a fixture)
 
 
 @pytest.fixture(scope="module")
-def client(tiny_data, tmp_path_factory):  # noqa: F811
-    run = tmp_path_factory.mktemp("serve") / "run"
-    assert main(["train", "--data", str(tiny_data), "--out", str(run), *TINY_RUN,
-                 "--max-steps", "3"]) == 0  # fmt: skip
-    app = create_app(run, Limits(max_chars=200, max_texts=4))
+def client(tiny_run):
+    app = create_app(tiny_run, Limits(max_chars=200, max_texts=4))
     with TestClient(app) as c:
         yield c
 

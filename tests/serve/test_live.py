@@ -7,21 +7,16 @@ import shutil
 import httpx
 import pytest
 
-from aiayn.cli import main
 from tests.serve.live import hammer, live_server
-from tests.train.conftest import TINY_RUN, tiny_data  # noqa: F401 (a fixture)
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 SENTENCES = ["The dog sees a cat.", "The old man reads a book.", "A red tree is green.",
              "The woman sees the big house.", "A small cat reads."]  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def run(tiny_data, tmp_path_factory):  # noqa: F811
-    out = tmp_path_factory.mktemp("live") / "run"
-    assert main(["train", "--data", str(tiny_data), "--out", str(out), *TINY_RUN,
-                 "--max-steps", "3"]) == 0  # fmt: skip
-    return out
+@pytest.fixture
+def run(tiny_run):
+    return tiny_run
 
 
 def test_64_concurrent_clients_get_correct_answers_without_errors(run):

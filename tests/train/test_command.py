@@ -14,7 +14,7 @@ import aiayn.train.trainer as trainer_module
 from aiayn.cli import main
 from aiayn.train import checkpoint as ckpt
 from aiayn.train.metrics import read_metrics
-from tests.train.conftest import TINY_RUN
+from tests.conftest import TINY_RUN
 
 
 def summary(run) -> dict:
@@ -112,11 +112,8 @@ def test_average_is_the_mean_of_the_last_checkpoints(tiny_data, tmp_path, capsys
 
 
 @pytest.mark.parametrize("split", ["test"])
-def test_translate_and_evaluate_from_the_command_line(tiny_data, tmp_path, capsys, split):
-    run = tmp_path / "run"
-    assert main(["train", "--data", str(tiny_data), "--out", str(run), *TINY_RUN,
-                 "--max-steps", "3"]) == 0  # fmt: skip
-    capsys.readouterr()
+def test_translate_and_evaluate_from_the_command_line(tiny_run, tiny_data, tmp_path, capsys, split):
+    run = tiny_run
     assert main(["evaluate", "--model", str(run), "--data", str(tiny_data), "--split", split]) == 0
     out = capsys.readouterr().out
     assert "BLEU" in out and "nrefs:1" in out and "chrF" in out

@@ -16,7 +16,7 @@ from aiayn import Transformer
 from aiayn.cli import main
 from aiayn.train import checkpoint as ckpt
 from aiayn.train.metrics import read_metrics
-from tests.train.conftest import TINY_RUN
+from tests.conftest import TINY_RUN
 
 
 def final_state(run: Path, step: int) -> tuple[dict, dict]:
