@@ -97,13 +97,13 @@ def run_translate(args: argparse.Namespace) -> int:
     opts = beam_options(args, args.nbest)
     model, tokenizer = load_translator(args.model, args.device, args.precision)
     lines = read_lines(args.input)
-    limits = (args.max_tokens, args.max_input_tokens, args.too_long)
+    limits = input_limits(args)
     if args.nbest == 1:
         decoder = sampler(args) if args.sample else beam_decoder(opts)
-        hyps = translate_lines(model, tokenizer, lines, decoder, *limits)
+        hyps = translate_lines(model, tokenizer, lines, decoder, limits)
         text = "".join(h + "\n" for h in hyps)
     else:
-        nbest = nbest_lines(model, tokenizer, lines, opts, *limits)
+        nbest = nbest_lines(model, tokenizer, lines, opts, limits)
         text = "".join(
             f"{i} ||| {hyp} ||| {score:.4f}\n"
             for i, line in enumerate(nbest)
@@ -114,6 +114,12 @@ def run_translate(args: argparse.Namespace) -> int:
     else:
         args.output.write_text(text, encoding="utf-8")
     return 0
+
+
+def input_limits(args: argparse.Namespace):
+    from aiayn.decode.translate import InputLimits
+
+    return InputLimits(args.max_tokens, args.max_input_tokens, args.too_long)
 
 
 def sampler(args: argparse.Namespace):
@@ -142,8 +148,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
         raise ValueError("give --data DIR [--split test], or --src FILE --ref FILE [FILE ...]")
     opts = beam_options(args)
     model, tokenizer = load_translator(args.model, args.device, args.precision)
-    hyps = translate_lines(model, tokenizer, sources, beam_decoder(opts), args.max_tokens,
-                           args.max_input_tokens, args.too_long)  # fmt: skip
+    hyps = translate_lines(model, tokenizer, sources, beam_decoder(opts), input_limits(args))
     search = "greedy" if opts.beam == 1 else f"beam {opts.beam}, {opts.penalty} alpha {opts.alpha}"
     print(f"{len(sources)} sentences, {len(refs)} reference(s), {search}")
     print(score(hyps, refs))

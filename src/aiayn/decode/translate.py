@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TypeVar
@@ -51,6 +52,19 @@ def length_batches(lengths: list[int], max_tokens: int) -> list[list[int]]:
 TOO_LONG_POLICIES = ("truncate", "skip", "error")
 
 
+@dataclass(frozen=True)
+class InputLimits:
+    """How input lines are batched, and what happens to one that is too long."""
+
+    max_tokens: int = 4096  # padded source tokens per batch
+    max_input: int = 1024  # longest line, in pieces
+    too_long: str = "truncate"  # truncate | skip | error, each named in a warning
+
+    def __post_init__(self) -> None:
+        if self.too_long not in TOO_LONG_POLICIES:
+            raise ValueError(f"unknown policy {self.too_long!r}; choose one of {TOO_LONG_POLICIES}")
+
+
 def limit_length(ids: list[list[int]], max_input: int, policy: str) -> list[list[int]]:
     """Apply the over-long-line policy: truncate to max_input pieces, skip (an empty output),
     or stop with an error; any line affected is named in a warning on stderr."""
@@ -61,8 +75,6 @@ def limit_length(ids: list[list[int]], max_input: int, policy: str) -> list[list
     message = f"{len(long)} line(s) longer than {max_input} pieces (line {where})"
     if policy == "error":
         raise ValueError(f"{message}; raise --max-input-tokens or choose --too-long truncate")
-    if policy not in TOO_LONG_POLICIES:
-        raise ValueError(f"unknown policy {policy!r}; choose one of {TOO_LONG_POLICIES}")
     print(f"warning: {message}: {'truncated' if policy == 'truncate' else 'skipped'}",
           file=sys.stderr)  # fmt: skip
     return [x[:max_input] if policy == "truncate" else [] if len(x) > max_input else x
@@ -75,18 +87,16 @@ def decode_lines(
     lines: list[str],
     decode: Callable[[Transformer, Tensor], list[R]],
     empty: R,
-    max_tokens: int = 4096,
-    max_input: int = 1024,
-    too_long: str = "truncate",
+    limits: InputLimits = InputLimits(),
 ) -> list[R]:
     """`decode`'s result for each line, in input order: lines are tokenized, sorted by length
     and batched by source tokens; an empty line gets `empty` without running the model."""
     device = next(model.parameters()).device
     cfg = model.cfg
-    ids = limit_length(tokenizer.encode(lines), max_input, too_long)
+    ids = limit_length(tokenizer.encode(lines), limits.max_input, limits.too_long)
     results: list[R] = [empty for _ in lines]
     todo = [i for i, x in enumerate(ids) if x]
-    for batch in length_batches([len(ids[i]) for i in todo], max_tokens):
+    for batch in length_batches([len(ids[i]) for i in todo], limits.max_tokens):
         rows = [todo[j] for j in batch]
         src = source_batch([ids[i] for i in rows], cfg.eos_id, cfg.pad_id, device)
         for i, result in zip(rows, decode(model, src), strict=True):
@@ -99,13 +109,10 @@ def translate_lines(
     tokenizer: Tokenizer,
     lines: list[str],
     decode: Decoder,
-    max_tokens: int = 4096,
-    max_input: int = 1024,
-    too_long: str = "truncate",
+    limits: InputLimits = InputLimits(),
 ) -> list[str]:
     """Translations of `lines`, in their order; an empty line gives an empty line."""
-    outputs = decode_lines(model, tokenizer, lines, decode, [], max_tokens, max_input, too_long)
-    return tokenizer.decode(outputs)
+    return tokenizer.decode(decode_lines(model, tokenizer, lines, decode, [], limits))
 
 
 def beam_decoder(opts: BeamOptions) -> Decoder:
@@ -124,15 +131,11 @@ def nbest_lines(
     tokenizer: Tokenizer,
     lines: list[str],
     opts: BeamOptions,
-    max_tokens: int = 4096,
-    max_input: int = 1024,
-    too_long: str = "truncate",
+    limits: InputLimits = InputLimits(),
 ) -> list[list[tuple[str, float]]]:
     """The n best (translation, score) of each line, best first."""
-    hyps = decode_lines(
-        model, tokenizer, lines, lambda m, s: beam_search(m, s, opts), [], max_tokens,
-        max_input, too_long,
-    )  # fmt: skip
+    search = partial(beam_search, opts=opts)
+    hyps = decode_lines(model, tokenizer, lines, search, [], limits)
     return [[(tokenizer.decode([h.tokens])[0], h.score) for h in line] or [("", 0.0)]
             for line in hyps]  # fmt: skip
 

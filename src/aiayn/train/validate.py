@@ -15,7 +15,7 @@ from aiayn.data.dataset import ParallelData
 from aiayn.data.meta import DataMeta
 from aiayn.data.vocab import Tokenizer
 from aiayn.decode.greedy import greedy_decode
-from aiayn.decode.translate import translate_lines
+from aiayn.decode.translate import InputLimits, translate_lines
 from aiayn.evaluate import score
 from aiayn.model import Transformer
 from aiayn.train.loss import label_smoothed_loss
@@ -83,7 +83,8 @@ def validate(
     n = cfg.valid_bleu_sentences or None
     sources = (Path(data_dir) / "valid.src.txt").read_text(encoding="utf-8").splitlines()[:n]
     with autocast():
-        hyps = translate_lines(model, Tokenizer(tokenizer), sources, greedy_decode, cfg.max_tokens)
+        limits = InputLimits(max_tokens=cfg.max_tokens)
+        hyps = translate_lines(model, Tokenizer(tokenizer), sources, greedy_decode, limits)
     scores = score(hyps, references(data_dir, "valid", n))
     return Validation(
         loss, nll, math.exp(min(nll, 50)), scores.bleu, scores.chrf, len(sources),
