@@ -12,13 +12,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.serve.live import live_server
+from tests.serve.live import CHROMIUM_FLAGS, live_server
 
 HERE = Path(__file__).parent / "images"
-FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
 
 
 def main() -> None:
@@ -33,7 +29,7 @@ def main() -> None:
     out = ["--out", str(HERE / "attention.png")]
     subprocess.run([sys.executable, "-m", "aiayn", *plot, *out], check=True)
     with live_server(args.model) as url, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=FLAGS)
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_FLAGS)
         page = browser.new_page(viewport={"width": 1000, "height": 900})
         page.goto(url)
         page.fill("#source", args.sentence)

@@ -12,6 +12,12 @@ from pathlib import Path
 
 import httpx
 
+# Headless Chromium on a machine with no outside network (Debian's chromium, run as root).
+CHROMIUM_FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+
 
 def free_port() -> int:
     with socket.socket() as s:

@@ -7,7 +7,7 @@ import shutil
 import httpx
 import pytest
 
-from tests.serve.live import hammer, live_server
+from tests.serve.live import CHROMIUM_FLAGS, hammer, live_server
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 SENTENCES = ["The dog sees a cat.", "The old man reads a book.", "A red tree is green.",
@@ -39,15 +39,11 @@ def test_the_page_translates_and_draws_the_heatmap_in_chromium(run, tmp_path):
     from playwright.sync_api import sync_playwright
 
     assert os.path.exists(CHROMIUM), "headless Chromium is needed: apt-get install chromium"
-    flags = [
-        "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    ]  # fmt: skip
     sentence = SENTENCES[0]
     with live_server(run) as url, sync_playwright() as p:
         api = httpx.post(f"{url}/translate", json={"text": sentence, "attention": True},
                          timeout=60).json()["translations"][0]  # fmt: skip
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=flags)
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
         try:
             page = browser.new_page()
             page.goto(url)
