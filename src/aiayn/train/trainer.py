@@ -175,7 +175,7 @@ class Trainer:
                     window["nll"] += nll * tokens
                     window["tokens"] += tokens
                     bar.update(1)
-                    bar.set_postfix(self._postfix(window, loss, tokens), refresh=False)
+                    bar.set_postfix(self._postfix(window, loss), refresh=False)
                 step = self.state.step
                 if cfg.log_every and step % cfg.log_every == 0 and window["tokens"]:
                     self._log_train(window)
@@ -321,7 +321,7 @@ class Trainer:
             ckpt.clean_up(self.run.root, self.cfg.keep_last)
         self.dist.barrier()
 
-    def _postfix(self, window: dict, loss: float, tokens: float) -> dict[str, str]:
+    def _postfix(self, window: dict, loss: float) -> dict[str, str]:
         elapsed = max(time.monotonic() - window["time"], 1e-9)
         return {
             "loss": f"{loss:.3f}",
