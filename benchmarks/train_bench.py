@@ -1,82 +1,108 @@
-"""Training throughput (target tokens/s) of the `small` preset against peers of the same size.
+"""Training throughput on real batches: aiayn against torch.nn.Transformer and Hugging Face Marian.
 
-    .venv/bin/python benchmarks/train_bench.py [--steps 8] [--batch 128] [--length 32]
+    .venv/bin/python benchmarks/train_bench.py [--data data/en-de] [--batches 12] [--repeats 5]
+        [--preset small] [--max-tokens 4096] [--peer-loss theirs|ours] [--json FILE]
 
-Peers, measured in the same run on the same batches: a model built on torch.nn.Transformer
-(with the same embeddings, positions and tied output projection) and Hugging Face
-MarianMTModel. Each does full training steps (forward, label-smoothed loss, backward, Adam) in
-fp32 and under bf16 autocast. Model-FLOPs utilisation compares the model's matrix-product
-FLOPs per second with a large matrix product measured here, in each precision.
+Every system replays the same sequence of real batches - `TokenBatchSampler` over a prepared
+corpus (`aiayn prepare --out data/en-de` makes the default, the Bible) - in fp32 and under bf16
+autocast, doing full training steps (forward, loss, backward, optimizer):
+- aiayn: its own `Trainer.update` (the code `aiayn train` runs: lengths padded to a multiple of
+  `pad_to`, the projection and loss on real target positions only, fused Adam);
+- torch.nn.Transformer with the embeddings, sinusoids and dropout ours has, Adam;
+- Hugging Face `MarianMTModel` with its default attention implementation, AdamW.
+Peers get the batches unrounded, as their users' collators give them, and by default the loss
+their users write (`F.cross_entropy` with label smoothing 0.1, padding ignored; `--peer-loss
+ours` gives them aiayn's). Systems are interleaved: each repeat runs every system over all the
+batches in turn, so drift on a shared machine hits all alike; a first round warms up and is not
+counted. Throughput = real target tokens / seconds, median and min-max over the repeats. MFU
+compares the model's matrix-product FLOPs per second with a large matrix product measured here.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
-import os
 import statistics
 import sys
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.* peers
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from aiayn import Transformer, preset
+from peers import TorchTransformer, cpu_model, hf_marian
+
+from aiayn.config import TrainConfig, preset
+from aiayn.data.batching import TokenBatchSampler
+from aiayn.data.dataset import Batch, ParallelData
+from aiayn.data.meta import DataMeta
+from aiayn.train.distributed import Distributed
 from aiayn.train.loss import label_smoothed_loss
-from aiayn.train.trainer import precision_context
-from tests.model.test_parity_marian import marian_like
-from tests.model.test_parity_torch import TorchReference
+from aiayn.train.run import create_run
+from aiayn.train.trainer import Trainer
+
+PRECISIONS = ("fp32", "bf16")
+Step = Callable[[int], int]  # batch number -> real target tokens of the step
 
 
-def batch(cfg, n: int, length: int, seed: int = 0):
-    g = torch.Generator().manual_seed(seed)
-    src = torch.randint(3, cfg.vocab_size, (n, length), generator=g)
-    tgt = torch.randint(3, cfg.vocab_size, (n, length + 1), generator=g)
-    tgt[:, 0] = cfg.bos_id
-    return src, tgt[:, :-1], tgt[:, 1:]
+def aiayn_step(data_dir: Path, cfg, precision: str, max_tokens: int, work: Path):
+    """aiayn's own training update, as `aiayn train` runs it; also its trainer and the list
+    its batches go in."""
+    train_cfg = TrainConfig(max_tokens=max_tokens, precision=precision, warmup=4000)
+    run = create_run(work / f"aiayn-{precision}", data_dir, cfg, train_cfg)
+    trainer = Trainer(cfg, train_cfg, run, Distributed.from_env("cpu"), progress=False)
+    batches: list[Batch] = []
+
+    def step(i: int) -> int:
+        batch = batches[i]
+        trainer.update([batch], [0.0, 0.0, 0.0])
+        return batch.n_tgt_tokens
+
+    return step, trainer, batches
 
 
-def make_step(forward, params, src, tgt_in, tgt_out, precision: str, loss_fn, context):
-    """A closure doing one full training step; returns its seconds."""
-    opt = torch.optim.Adam(params, lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
+def peer_step(model, forward, optimizer, precision: str, loss_name: str, pad_id: int, batches):
+    """A plain PyTorch training step, as a torch or Hugging Face user writes it."""
 
-    def step() -> float:
-        start = time.perf_counter()
-        with context(precision):
-            logits = forward(src, tgt_in)
-        loss = loss_fn(logits, tgt_out)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        return time.perf_counter() - start
+    def loss_fn(logits, target):
+        if loss_name == "ours":
+            return label_smoothed_loss(logits, target, 0.1, pad_id)[0]
+        flat = logits.flatten(0, 1)  # (B*T, V)
+        return F.cross_entropy(
+            flat, target.flatten(), ignore_index=pad_id, label_smoothing=0.1, reduction="sum"
+        )
+
+    def step(i: int) -> int:
+        batch = batches[i]
+        model.train()
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16"):
+            logits = forward(batch.src, batch.tgt_in)  # (B, T, V)
+        n = batch.n_tgt_tokens
+        (loss_fn(logits, batch.tgt_out) / n).backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        return n
 
     return step
 
 
-def model_flops(cfg, n: int, S: int, T: int) -> float:
-    """Matrix-product FLOPs of one training step (forward + backward = 3x forward)."""
-    D, F_, V, L_e, L_d = (
-        cfg.d_model,
-        cfg.d_ff,
-        cfg.vocab_size,
-        cfg.n_encoder_layers,
-        cfg.n_decoder_layers,
-    )
-    enc = L_e * (2 * n * S * (4 * D * D + 2 * D * F_) + 2 * 2 * n * S * S * D)
-    dec_self = 2 * n * T * (4 * D * D) + 2 * 2 * n * T * T * D
-    dec_cross = 2 * n * T * 2 * D * D + 2 * n * S * 2 * D * D + 2 * 2 * n * T * S * D
-    dec = L_d * (dec_self + dec_cross + 2 * n * T * 2 * D * F_)
-    out = 2 * n * T * D * V
-    return 3 * (enc + dec + out)
+def model_flops(cfg, src_tokens: int, tgt_tokens: int, pairs_st: int, pairs_tt: int) -> float:
+    """Matrix-product FLOPs of one training step (forward + backward = 3x forward), counted on
+    the padded batch: projections per token, attention per (query, key) pair."""
+    D, F_, V = cfg.d_model, cfg.d_ff, cfg.vocab_size
+    enc = cfg.n_encoder_layers * (2 * src_tokens * (4 * D * D + 2 * D * F_) + 4 * pairs_st * D)
+    per_token = 2 * tgt_tokens * (6 * D * D + 2 * D * F_)  # self q,k,v,o; cross q,o; FFN
+    cross_kv = 2 * src_tokens * 2 * D * D
+    dec = cfg.n_decoder_layers * (per_token + cross_kv + 4 * pairs_tt * D + 4 * pairs_st * D)
+    return 3 * (enc + dec + 2 * tgt_tokens * D * V)
 
 
 def matmul_flops_per_s(dtype: torch.dtype, size: int = 2048, reps: int = 5) -> float:
-    a = torch.randn(size, size).to(dtype)
-    b = torch.randn(size, size).to(dtype)
+    a, b = torch.randn(size, size).to(dtype), torch.randn(size, size).to(dtype)
     a @ b
     start = time.perf_counter()
     for _ in range(reps):
@@ -86,86 +112,100 @@ def matmul_flops_per_s(dtype: torch.dtype, size: int = 2048, reps: int = 5) -> f
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=8)
-    parser.add_argument("--batch", type=int, default=128, help="sentences per batch")
-    parser.add_argument("--length", type=int, default=32, help="tokens per sentence")
+    parser.add_argument("--data", type=Path, default=Path("data/en-de"))
+    parser.add_argument("--batches", type=int, default=12, help="real batches per repeat")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--preset", default="small")
+    parser.add_argument("--max-tokens", type=int, default=4096)
+    parser.add_argument("--peer-loss", choices=("theirs", "ours"), default="theirs")
+    parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args()
+    if not (args.data / "meta.json").is_file():
+        sys.exit(f"{args.data}: no prepared data; run `aiayn prepare --out {args.data}` first")
     torch.manual_seed(0)
-    cfg = preset("small")
-    ours = Transformer(cfg).train()
-    torch_ref = TorchReference(ours).train()
-    marian = marian_like(ours).train()
-    src, tgt_in, tgt_out = batch(cfg, args.batch, args.length)
-    tokens = int((tgt_out != cfg.pad_id).sum())
+    cfg = preset(args.preset, vocab_size=DataMeta.load(args.data).vocab_size)
+    data = ParallelData(args.data, "train")
+    plain = TokenBatchSampler(data.src_lengths, data.tgt_lengths, args.max_tokens, seed=1)
+    indices = [ix for _, ix in zip(range(args.batches), plain, strict=False)]
+    raw = [data.collate(ix) for ix in indices]  # as a peer's collator pads them
 
-    def marian_forward(s, t):
-        return marian(input_ids=s, attention_mask=s != cfg.pad_id, decoder_input_ids=t).logits
+    steps: dict[str, Step] = {}
+    work = Path(tempfile.mkdtemp(prefix="train-bench-"))
+    for precision in PRECISIONS:
+        step, trainer, mine = aiayn_step(args.data, cfg, precision, args.max_tokens, work)
+        mine.extend(data.collate(ix, trainer.cfg.pad_to) for ix in indices)
+        steps[f"aiayn {precision}"] = step
+    for precision in PRECISIONS:
+        torch.manual_seed(0)
+        ref = TorchTransformer(cfg)
+        opt = torch.optim.Adam(ref.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
+        steps[f"torch.nn.Transformer {precision}"] = peer_step(
+            ref, ref, opt, precision, args.peer_loss, cfg.pad_id, raw
+        )
+    for precision in PRECISIONS:
+        torch.manual_seed(0)
+        marian = hf_marian(cfg)
 
-    peers = {
-        "aiayn": (ours, list(ours.parameters())),
-        "torch.nn.Transformer": (torch_ref, list(torch_ref.parameters())),
-        "HF Marian": (marian_forward, list(marian.parameters())),
-    }
-    flops = model_flops(cfg, args.batch, args.length, args.length)
+        def forward(src, tgt_in, marian=marian):
+            mask = src != cfg.pad_id
+            return marian(input_ids=src, attention_mask=mask, decoder_input_ids=tgt_in).logits
+
+        opt = torch.optim.AdamW(marian.parameters(), lr=1e-4, betas=(0.9, 0.98))
+        steps[f"HF Marian {precision}"] = peer_step(
+            marian, forward, opt, precision, args.peer_loss, cfg.pad_id, raw
+        )
+
+    rates: dict[str, list[float]] = {name: [] for name in steps}
+    for repeat in range(args.repeats + 1):  # round 0 warms up
+        for name, step in steps.items():
+            start, tokens = time.perf_counter(), 0
+            for i in range(len(raw)):
+                tokens += step(i)
+            if repeat:
+                rates[name].append(tokens / (time.perf_counter() - start))
+        if repeat:
+            print(f"repeat {repeat}/{args.repeats} done", file=sys.stderr, flush=True)
+
     peak = {"fp32": matmul_flops_per_s(torch.float32), "bf16": matmul_flops_per_s(torch.bfloat16)}
-
-    def ours_loss(logits, target):
-        return label_smoothed_loss(logits, target, 0.1, cfg.pad_id)[0]
-
-    def peer_loss(logits, target):  # what a torch or Hugging Face user would write
-        flat = logits.float().flatten(0, 1)
-        return F.cross_entropy(
-            flat, target.flatten(), ignore_index=cfg.pad_id, label_smoothing=0.1, reduction="sum"
-        )
-
-    def ours_context(precision):  # what `aiayn train` uses
-        return precision_context(torch.device("cpu"), precision)
-
-    def peer_context(precision):
-        return torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16")
-
-    steps = {
-        f"{name} {precision}": make_step(
-            forward,
-            params,
-            src,
-            tgt_in,
-            tgt_out,
-            precision,
-            ours_loss if name == "aiayn" else peer_loss,
-            ours_context if name == "aiayn" else peer_context,
-        )
-        for name, (forward, params) in peers.items()
-        for precision in ("fp32", "bf16")
-    }
-    times: dict[str, list[float]] = {k: [] for k in steps}
-    for round_ in range(args.steps + 2):  # interleaved, so drift hits every entry alike
-        for key, step in steps.items():
-            seconds = step()
-            if round_ >= 2:  # the first two warm up allocator and kernels
-                times[key].append(seconds)
+    real_tokens = sum(b.n_tgt_tokens for b in raw)
+    flops = 0.0
+    for b in raw:
+        (B, S), T = b.src.shape, b.tgt_in.shape[1]
+        flops += model_flops(cfg, B * S, B * T, B * T * S, B * T * T)
     results = {}
-    for key, samples in times.items():
-        seconds = statistics.median(samples)
-        precision = key.rsplit(" ", 1)[1]
-        results[key] = {
-            "tokens_per_s": round(tokens / seconds),
-            "mfu": round(flops / seconds / peak[precision], 3),
+    for name, samples in rates.items():
+        precision = name.rsplit(" ", 1)[1]
+        median = statistics.median(samples)
+        results[name] = {
+            "tokens_per_s": round(median),
+            "min": round(min(samples)),
+            "max": round(max(samples)),
+            "mfu": round(flops / (real_tokens / median) / peak[precision], 3),
         }
-        print(f"{key:>27}: {tokens / seconds:8,.0f} target tokens/s", flush=True)
-    base = results["HF Marian fp32"]["tokens_per_s"]
-    for r in results.values():
-        r["vs_hf_fp32"] = round(r["tokens_per_s"] / base, 2)
     report = {
+        "cpu": cpu_model(),
+        "torch": torch.__version__,
+        "transformers": __import__("transformers").__version__,
         "threads": torch.get_num_threads(),
-        "cpus": os.cpu_count(),
-        "batch": f"{args.batch} x {args.length} tokens",
+        "data": str(args.data),
+        "batches": len(raw),
+        "real_target_tokens_per_repeat": real_tokens,
+        "repeats": args.repeats,
+        "peer_loss": args.peer_loss,
         "matmul_gflops": {k: round(v / 1e9, 1) for k, v in peak.items()},
-        "model_gflop_per_step": round(flops / 1e9, 1),
         "results": results,
     }
-    print(json.dumps(report, indent=2))
-    assert math.isfinite(base)
+    head = f"CPU: {report['cpu']}; torch {report['torch']}, {report['threads']} threads"
+    print(f"{head}; {len(raw)} batches ({real_tokens:,} target tokens) x {args.repeats} repeats")
+    print(f"{'system':>26} | tokens/s median (min-max) | MFU  | vs HF fp32 | vs HF bf16")
+    for name, r in results.items():
+        vs = [r["tokens_per_s"] / results[f"HF Marian {p}"]["tokens_per_s"] for p in PRECISIONS]
+        print(
+            f"{name:>26} | {r['tokens_per_s']:>7,} ({r['min']:,}-{r['max']:,}) | "
+            f"{r['mfu']:.2f} | {vs[0]:.2f}x | {vs[1]:.2f}x"
+        )
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

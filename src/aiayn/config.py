@@ -116,6 +116,7 @@ class TrainConfig:
     """The training recipe. Defaults are the paper's (section 5) where it gives one."""
 
     max_tokens: int = 4096  # token budget of one batch, per process, padding included
+    pad_to: int = 8  # batch lengths rounded up to a multiple: few shapes, kernels reused; 1 = off
     update_freq: int = 1  # batches accumulated per update (the paper: ~25k tokens per update)
     lr_scale: float = 1.0  # multiplies d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)
     warmup: int = 4000  # warmup_steps
@@ -142,7 +143,7 @@ class TrainConfig:
         problems = []
         if self.precision not in PRECISIONS:
             problems.append(f"precision={self.precision!r}; choose one of {PRECISIONS}")
-        for name in ("max_tokens", "update_freq", "warmup", "max_steps", "keep_last"):
+        for name in ("max_tokens", "pad_to", "update_freq", "warmup", "max_steps", "keep_last"):
             if getattr(self, name) < 1:
                 problems.append(f"{name} must be at least 1, got {getattr(self, name)}")
         if not 0 <= self.label_smoothing < 1:

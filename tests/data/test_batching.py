@@ -107,3 +107,25 @@ def test_a_sentence_longer_than_the_budget_is_a_clear_error():
 def test_batches_that_ranks_cannot_share_fail_at_construction():
     with pytest.raises(DataError, match="cannot share 3 batches across 2"):
         TokenBatchSampler(np.array([40, 40, 40]), np.array([40, 40, 40]), 50, world_size=2)
+
+
+def test_pad_to_rounds_the_costs_and_keeps_the_budget():
+    rng = np.random.default_rng(0)
+    src, tgt = rng.integers(1, 60, 500), rng.integers(1, 60, 500)
+    plain = TokenBatchSampler(src, tgt, 1000, seed=1)
+    padded = TokenBatchSampler(src, tgt, 1000, seed=1, pad_to=8)
+    assert (padded.src_cost % 8 == 0).all() and (padded.tgt_cost % 8 == 0).all()
+    assert (padded.src_cost >= plain.src_cost).all() and (
+        padded.src_cost - plain.src_cost < 8
+    ).all()
+    shapes = set()
+    for batch in padded.epoch_batches(0):
+        longest = max(padded.src_cost[batch].max(), padded.tgt_cost[batch].max())
+        assert len(batch) * longest <= 1000
+        shapes.add((len(batch), padded.src_cost[batch].max(), padded.tgt_cost[batch].max()))
+    plain_shapes = {
+        (len(b), plain.src_cost[b].max(), plain.tgt_cost[b].max()) for b in plain.epoch_batches(0)
+    }
+    assert len(shapes) < len(plain_shapes) / 2  # the point of it: far fewer distinct shapes
+    with pytest.raises(ValueError, match="pad_to"):
+        TokenBatchSampler(src, tgt, 1000, pad_to=0)

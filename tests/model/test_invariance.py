@@ -53,3 +53,15 @@ def test_dropout_is_active_in_training_only():
         train = model(src, tgt_in)
     torch.testing.assert_close(eval_a, eval_b, rtol=0, atol=0)
     assert (train - eval_a).abs().max() > 1e-3
+
+
+def test_selected_positions_give_the_same_logits_as_the_full_pass():
+    """forward(src, tgt, select) is the full pass's logits at the selected positions."""
+    model = tiny_model(seed=4)
+    src = padded_batch([5, 3, 6], model.cfg, seed=1)
+    tgt = padded_batch([4, 6, 2], model.cfg, seed=2, start_with_bos=True)
+    select = tgt != model.cfg.pad_id  # (B, T)
+    full = model(src, tgt)  # (B, T, V)
+    chosen = model(src, tgt, select)  # (N, V)
+    assert chosen.shape == (int(select.sum()), model.cfg.vocab_size)
+    torch.testing.assert_close(chosen, full[select], rtol=1e-5, atol=1e-5)

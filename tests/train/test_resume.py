@@ -139,7 +139,11 @@ def test_resume_refuses_another_batch_layout(tiny_data, tmp_path, capsys):
     assert main(["train", "--out", str(tmp_path), "--resume", "--update-freq", "3"]) == 3
     assert "resume with the same" in capsys.readouterr().err
     assert main(["train", "--out", str(tmp_path), "--resume", "--max-tokens", "200"]) == 3
-    assert "(processes, update_freq, max_tokens) = (1, 2, 160)" in capsys.readouterr().err
+    assert (
+        "(processes, update_freq, max_tokens, pad_to) = (1, 2, 160, 8)" in capsys.readouterr().err
+    )
+    assert main(["train", "--out", str(tmp_path), "--resume", "--set", "pad_to=1"]) == 3
+    assert "now (1, 2, 160, 1)" in capsys.readouterr().err
     assert main(["train", "--out", str(tmp_path), "--resume", "--set", "d_ff=32"]) == 2
     assert "keeps its model" in capsys.readouterr().err
 

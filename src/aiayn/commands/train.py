@@ -71,8 +71,6 @@ def run_train(args: argparse.Namespace) -> int:
             changed, train_cfg = apply_overrides(model_cfg, train_cfg, overrides)
             if changed != model_cfg:
                 raise ValueError("a resumed run keeps its model; --set only training settings")
-            if dist.is_main:
-                save_train_config(run, train_cfg)
         else:
             if args.data is None:
                 raise ValueError("--data is required for a new run")
@@ -89,6 +87,8 @@ def run_train(args: argparse.Namespace) -> int:
                 ckpt.clean_up(run.root, train_cfg.keep_last)
                 forget_metrics_after(run.root, last.step)
                 print(f"resumed from {last.path} (step {last.step})", file=sys.stderr)
+        if args.resume and dist.is_main:  # recorded once the checkpoint accepted the settings
+            save_train_config(run, train_cfg)
         summary = trainer.train()
     except TrainingError as err:
         print(f"aiayn train: stopped: {err}", file=sys.stderr)

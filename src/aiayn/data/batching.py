@@ -14,6 +14,11 @@ import numpy as np
 from aiayn.data.sources import DataError
 
 
+def round_up(lengths, multiple: int):
+    """Lengths rounded up to a multiple (an int or an array of them)."""
+    return -(-lengths // multiple) * multiple
+
+
 @dataclass(frozen=True)
 class SamplerState:
     epoch: int  # epochs completed
@@ -26,6 +31,9 @@ class TokenBatchSampler:
 
     A batch of n sentences costs n x (longest source + 1) source tokens and n x (longest
     target + 1) target tokens, padding included (+1 for eos or bos); both must fit `max_tokens`.
+    With `pad_to` > 1 every length is first rounded up to a multiple of it, as `collate` pads
+    them: a few distinct batch shapes instead of hundreds, so kernels and their buffers made for
+    one shape are reused rather than made anew (and kept) for the next.
     """
 
     def __init__(
@@ -38,9 +46,12 @@ class TokenBatchSampler:
         rank: int = 0,
         world_size: int = 1,
         multiple_of: int | None = None,
+        pad_to: int = 1,
     ) -> None:
-        self.src_cost = np.asarray(src_lengths, np.int64) + 1  # (N,)
-        self.tgt_cost = np.asarray(tgt_lengths, np.int64) + 1  # (N,)
+        if pad_to < 1:
+            raise ValueError(f"pad_to must be at least 1, got {pad_to}")
+        self.src_cost = round_up(np.asarray(src_lengths, np.int64) + 1, pad_to)  # (N,)
+        self.tgt_cost = round_up(np.asarray(tgt_lengths, np.int64) + 1, pad_to)  # (N,)
         self.max_tokens = max_tokens
         self.seed = seed
         self.shuffle = shuffle

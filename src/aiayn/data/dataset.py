@@ -9,6 +9,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from aiayn.data.batching import round_up
 from aiayn.data.binarize import load_ids
 from aiayn.data.meta import SPLITS, DataMeta
 from aiayn.data.sources import DataError
@@ -58,11 +59,12 @@ class ParallelData:
         tgt = self.tgt_ids[self.tgt_offsets[i] : self.tgt_offsets[i + 1]]
         return np.asarray(src, np.int64), np.asarray(tgt, np.int64)
 
-    def collate(self, indices: np.ndarray) -> Batch:
-        """Pad the given sentences into one batch (padding after the tokens)."""
+    def collate(self, indices: np.ndarray, pad_to: int = 1) -> Batch:
+        """Pad the given sentences into one batch (padding after the tokens), the lengths
+        rounded up to a multiple of `pad_to`."""
         pairs = [self.pair(int(i)) for i in indices]
-        S = max(len(s) for s, _ in pairs) + 1
-        T = max(len(t) for _, t in pairs) + 1
+        S = round_up(max(len(s) for s, _ in pairs) + 1, pad_to)
+        T = round_up(max(len(t) for _, t in pairs) + 1, pad_to)
         src = np.full((len(pairs), S), PAD_ID, np.int64)
         tgt_in = np.full((len(pairs), T), PAD_ID, np.int64)
         tgt_out = np.full((len(pairs), T), PAD_ID, np.int64)

@@ -186,6 +186,7 @@ class Transformer(nn.Module):
         encoded: Encoded | None = None,
         cache: KVCache | None = None,
         need_weights: bool = False,
+        select: Tensor | None = None,
     ) -> Decoded:
         """Run the decoder stack over target steps, all at once or continuing a cache.
 
@@ -197,9 +198,11 @@ class Transformer(nn.Module):
             encoded: the encoder's output, for a pass without a cache.
             cache: the cache to continue; the returned `Decoded.cache` includes these steps.
             need_weights: also return each layer's attention weights.
+            select: (B, T) bool, the positions whose logits are wanted (in training, the real
+                target tokens: padding then costs no output projection and no softmax).
 
         Returns:
-            `Decoded` with logits (B, T, V).
+            `Decoded` with logits (B, T, V), or (N, V) for the N positions of `select`.
         """
         if (encoded is None) == (cache is None):
             raise ValueError("decode needs exactly one of `encoded` (full pass) or `cache`")
@@ -236,16 +239,19 @@ class Transformer(nn.Module):
             cross_weights.append(out.cross_weights)
         if self.decoder_norm is not None:
             x = self.decoder_norm(x)
+        if select is not None:
+            x = x[select]  # (N, D): the selected positions only
         return Decoded(
-            logits=self.project(x),  # (B, T, V)
+            logits=self.project(x),  # (B, T, V) or (N, V)
             cache=None if cache is None else cache.extended(new_k, new_v),
             self_attention=tuple(self_weights) if need_weights else (),
             cross_attention=tuple(cross_weights) if need_weights else (),
         )
 
-    def forward(self, src: Tensor, tgt_in: Tensor) -> Tensor:
-        """Teacher-forced pass: (B, S) source and (B, T) decoder input ids -> (B, T, V) logits."""
-        return self.decode(tgt_in, self.encode(src)).logits
+    def forward(self, src: Tensor, tgt_in: Tensor, select: Tensor | None = None) -> Tensor:
+        """Teacher-forced pass: (B, S) source and (B, T) decoder input ids -> (B, T, V) logits,
+        or (N, V) at the N positions where the (B, T) bool `select` is True."""
+        return self.decode(tgt_in, self.encode(src), select=select).logits
 
     def attention_maps(self, src: Tensor, tgt_in: Tensor) -> AttentionMaps:
         """All attention weights of a teacher-forced pass, for plots."""

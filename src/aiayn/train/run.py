@@ -58,6 +58,7 @@ def open_run(root: Path) -> tuple[RunFiles, ModelConfig, TrainConfig]:
         raise FileNotFoundError(f"{path}: missing; {root} is not a run directory to resume")
     config = json.loads(path.read_text(encoding="utf-8"))
     check_keys(TrainConfig, config["train"], str(path))
+    config["train"].setdefault("pad_to", 1)  # a run from before pad_to: keep its batches
     return (
         RunFiles(Path(root), Path(config["data"])),
         ModelConfig.from_dict(config["model"], str(path)),

@@ -28,6 +28,7 @@ from aiayn.data.dataset import Batch, ParallelData
 from aiayn.model import Transformer
 from aiayn.train import checkpoint as ckpt
 from aiayn.train.distributed import Distributed
+from aiayn.train.host_memory import heap_trimmer
 from aiayn.train.loss import label_smoothed_loss
 from aiayn.train.metrics import MetricsLog
 from aiayn.train.run import RunFiles
@@ -48,6 +49,10 @@ def precision_context(device: torch.device, precision: str) -> contextlib.ExitSt
     if device.type == "cpu" and precision == "bf16":
         stack.enter_context(sdpa_kernel(SDPBackend.MATH))
     return stack
+
+
+# What a data position depends on: a run resumes only with the same values.
+BATCHING_KEYS = ("world_size", "update_freq", "max_tokens", "pad_to")
 
 
 class TrainingError(RuntimeError):
@@ -86,13 +91,14 @@ class Trainer:
             lr=0.0,
             betas=(train_cfg.adam_beta1, train_cfg.adam_beta2),
             eps=train_cfg.adam_eps,
+            fused=True,  # one kernel over all parameters, not a loop of small ops per tensor
         )
         self.scaler = torch.amp.GradScaler("cuda", enabled=train_cfg.precision == "fp16")
         self.train_data = ParallelData(run.data, "train")
         self.sampler = TokenBatchSampler(
             self.train_data.src_lengths, self.train_data.tgt_lengths, train_cfg.max_tokens,
             seed=train_cfg.seed, rank=dist.rank, world_size=dist.world_size,
-            multiple_of=dist.world_size * train_cfg.update_freq,
+            multiple_of=dist.world_size * train_cfg.update_freq, pad_to=train_cfg.pad_to,
         )  # fmt: skip
         self.state = TrainState()
         self.metrics = MetricsLog(run.root, enabled=dist.is_main)
@@ -102,6 +108,7 @@ class Trainer:
             ids = [dist.device.index] if dist.device.type == "cuda" else None
             self.net = DistributedDataParallel(self.model, device_ids=ids)
         self._stop_signal = False
+        self._release_heap = heap_trimmer()  # bounded memory on batches of changing shapes
         self._check_precision()
 
     # -- set-up ------------------------------------------------------------------------------
@@ -119,13 +126,14 @@ class Trainer:
         self.model.load_state_dict(saved.state_dict())
         self.optimizer.load_state_dict(ckpt.read_optimizer(checkpoint))
         state = ckpt.read_state(checkpoint)
-        saved = (state.get("world_size"), state.get("update_freq"), state.get("max_tokens"))
-        now = (self.dist.world_size, self.cfg.update_freq, self.cfg.max_tokens)
+        # A checkpoint from before pad_to existed padded to no multiple.
+        saved = tuple(state.get(k, 1 if k == "pad_to" else None) for k in BATCHING_KEYS)
+        now = (self.dist.world_size, self.cfg.update_freq, self.cfg.max_tokens, self.cfg.pad_to)
         if saved != now:
             raise TrainingError(
-                f"{checkpoint} was written with (processes, update_freq, max_tokens) = {saved}; "
-                f"resume with the same (now {now}), so that the data position means the same "
-                "batches"
+                f"{checkpoint} was written with (processes, update_freq, max_tokens, pad_to) = "
+                f"{saved}; resume with the same (now {now}), so that the data position means "
+                "the same batches"
             )
         self.state = TrainState(**state["train_state"])
         self.sampler.load_state_dict(state["sampler"])
@@ -144,7 +152,7 @@ class Trainer:
         """Training batches of this process, epoch after epoch, until max_epochs."""
         while not self.cfg.max_epochs or self.sampler.epoch < self.cfg.max_epochs:
             for indices in self.sampler:
-                yield self.train_data.collate(indices)
+                yield self.train_data.collate(indices, self.cfg.pad_to)
 
     def train(self) -> dict[str, Any]:
         """Train until a stopping rule holds; returns the summary (also printed)."""
@@ -223,6 +231,7 @@ class Trainer:
         self.scaler.step(self.optimizer)
         self.scaler.update()
         self.optimizer.zero_grad(set_to_none=True)
+        self._release_heap()
         self.state.step += 1
         self.state.bad_steps_in_a_row = 0
         self.state.tokens_seen += int(total_tokens)
@@ -231,10 +240,11 @@ class Trainer:
     def _forward_backward(self, batch: Batch, total_tokens: float, device) -> tuple[float, float]:
         src, tgt_in, tgt_out = (t.to(device) for t in (batch.src, batch.tgt_in, batch.tgt_out))
         try:
+            real = tgt_out != self.model.cfg.pad_id  # (B, T)
             with self.autocast():
-                logits = self.net(src, tgt_in)  # (B, T, V)
+                logits = self.net(src, tgt_in, real)  # (N, V): real target positions only
             loss, nll = label_smoothed_loss(
-                logits, tgt_out, self.cfg.label_smoothing, self.model.cfg.pad_id
+                logits, tgt_out[real], self.cfg.label_smoothing, self.model.cfg.pad_id
             )
             # DDP averages gradients over processes; scaling by their number makes the result
             # the gradient of (summed loss of the update) / (its target tokens).
@@ -315,6 +325,7 @@ class Trainer:
                 "world_size": self.dist.world_size,
                 "update_freq": self.cfg.update_freq,
                 "max_tokens": self.cfg.max_tokens,
+                "pad_to": self.cfg.pad_to,
             }
             target = ckpt.step_dir(self.run.root, self.state.step)
             ckpt.write_checkpoint(target, self.model, self.run.tokenizer, state, self.optimizer)

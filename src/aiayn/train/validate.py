@@ -46,14 +46,18 @@ def validation_loss(model: Transformer, data: ParallelData, cfg: TrainConfig, au
     """(smoothed loss, nll) per target token over the whole split, in length order."""
     model.eval()
     device = next(model.parameters()).device
-    sampler = TokenBatchSampler(data.src_lengths, data.tgt_lengths, cfg.max_tokens, shuffle=False)
+    sampler = TokenBatchSampler(
+        data.src_lengths, data.tgt_lengths, cfg.max_tokens, shuffle=False, pad_to=cfg.pad_to
+    )
     loss_sum = nll_sum = tokens = 0.0
     for indices in sampler.epoch_batches(0):
-        batch = data.collate(indices)
+        batch = data.collate(indices, cfg.pad_to)
+        tgt_out = batch.tgt_out.to(device)
+        real = tgt_out != model.cfg.pad_id  # (B, T)
         with autocast():
-            logits = model(batch.src.to(device), batch.tgt_in.to(device))
+            logits = model(batch.src.to(device), batch.tgt_in.to(device), real)  # (N, V)
         loss, nll = label_smoothed_loss(
-            logits, batch.tgt_out.to(device), cfg.label_smoothing, model.cfg.pad_id
+            logits, tgt_out[real], cfg.label_smoothing, model.cfg.pad_id
         )
         loss_sum, nll_sum, tokens = (
             loss_sum + loss.item(),
