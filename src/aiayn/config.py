@@ -135,6 +135,7 @@ class TrainConfig:
     save_every: int = 1000  # steps between checkpoints; 0 = none by steps
     save_minutes: float = 10.0  # minutes between checkpoints (the paper: every 10 minutes)
     keep_last: int = 5  # step checkpoints kept (the paper averages the last 5)
+    average_last: int = 0  # at the end, average the last N checkpoints (the paper: 5); 0 = off
     max_bad_steps: int = 5  # consecutive non-finite losses before the run stops
     log_every: int = 50  # steps between lines in metrics.jsonl
     seed: int = 1  # initial weights, dropout, batch order
@@ -146,6 +147,11 @@ class TrainConfig:
         for name in ("max_tokens", "pad_to", "update_freq", "warmup", "max_steps", "keep_last"):
             if getattr(self, name) < 1:
                 problems.append(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.average_last and not 2 <= self.average_last <= self.keep_last:
+            problems.append(
+                f"average_last={self.average_last} must be 0 (off) or between 2 and keep_last="
+                f"{self.keep_last}: only kept checkpoints can be averaged"
+            )
         if not 0 <= self.label_smoothing < 1:
             problems.append(f"label_smoothing must be in [0, 1), got {self.label_smoothing}")
         if problems:
@@ -154,6 +160,33 @@ class TrainConfig:
     def replace(self, **changes: Any) -> TrainConfig:
         check_keys(type(self), changes, "override")
         return dataclasses.replace(self, **changes)
+
+
+# Named training recipes. `paper`: section 5 as written, for 100k steps on GPUs. `short`: a run
+# of minutes to an hour on a CPU - bf16, a short warmup and a gentler peak than 4,000 warmup
+# steps give, frequent small validations, checkpoints every 100 steps, the last 5 averaged.
+RECIPES: dict[str, TrainConfig] = {
+    "paper": TrainConfig(),
+    "short": TrainConfig(
+        precision="bf16",
+        warmup=500,
+        lr_scale=0.5,
+        max_steps=1000,
+        valid_every=250,
+        valid_bleu_sentences=200,
+        save_every=100,
+        save_minutes=0.0,
+        keep_last=5,
+        average_last=5,
+    ),
+}
+
+
+def recipe(name: str) -> TrainConfig:
+    """A named training recipe."""
+    if name not in RECIPES:
+        raise ValueError(f"unknown recipe {name!r}; choose one of {', '.join(RECIPES)}")
+    return RECIPES[name]
 
 
 def apply_overrides(

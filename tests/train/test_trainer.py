@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
 import torch
 import torch.nn.functional as F
+from safetensors.torch import load_file
 
 from aiayn.cli import main
-from aiayn.config import TrainConfig, preset
+from aiayn.config import RECIPES, TrainConfig, preset
 from aiayn.data.meta import DataMeta
+from aiayn.train import checkpoint as ckpt
 from aiayn.train.distributed import Distributed
 from aiayn.train.metrics import read_metrics
 from aiayn.train.run import create_run
@@ -93,3 +96,34 @@ def test_a_trainer_run_reaches_a_stated_validation_loss(tiny_data, tmp_path):
     valid = [r for r in read_metrics(out) if r["kind"] == "valid"]
     assert valid and math.isfinite(valid[-1]["loss"])
     assert valid[-1]["loss"] < 2.3, valid[-1]
+
+
+def test_a_run_closes_with_the_average_of_its_last_checkpoints(tiny_data, tmp_path, capsys):
+    out = tmp_path / "run"
+    args = ["train", "--data", str(tiny_data), "--out", str(out), *TINY_RUN, "--max-steps", "6"]
+    assert main([*args, "--set", "save_every=2", "average_last=3"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    averaged = [r for r in read_metrics(out) if r["kind"] == "averaged"]
+    assert len(averaged) == 1 and averaged[0]["checkpoints"] == [2, 4, 6]
+    assert summary["averaged_bleu"] == averaged[0]["bleu"]
+    weights = [load_file(str(ckpt.step_dir(out, s) / "model.safetensors")) for s in (2, 4, 6)]
+    mean = load_file(str(out / "checkpoints" / "averaged" / "model.safetensors"))
+    for name, value in mean.items():
+        expected = sum(w[name].double() for w in weights) / 3
+        torch.testing.assert_close(value.double(), expected, rtol=1e-6, atol=1e-7)
+
+
+def test_the_short_recipe_sets_its_values_and_flags_still_win(tiny_data, tmp_path):
+    out = tmp_path / "run"
+    args = ["train", "--data", str(tiny_data), "--out", str(out), "--recipe", "short"]
+    args += [*TINY_RUN, "--max-steps", "2", "--precision", "fp32"]
+    assert main(args) == 0
+    saved = json.loads((out / "run.json").read_text())["train"]
+    short = RECIPES["short"]
+    assert (saved["average_last"], saved["lr_scale"]) == (short.average_last, short.lr_scale)
+    assert saved["precision"] == "fp32" and saved["max_steps"] == 2  # the flags override it
+
+
+def test_average_last_must_fit_the_kept_checkpoints():
+    with pytest.raises(ValueError, match=r"average_last=6 .* keep_last=5"):
+        TrainConfig(average_last=6)

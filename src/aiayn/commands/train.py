@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from aiayn.config import PRECISIONS, PRESETS
+from aiayn.config import PRECISIONS, PRESETS, RECIPES
 
 
 def add(commands) -> None:
@@ -20,6 +20,14 @@ def add(commands) -> None:
     p.add_argument("--data", type=Path, help="directory made by `aiayn prepare`")
     p.add_argument("--out", type=Path, required=True, help="run directory (checkpoints, logs)")
     p.add_argument("--preset", choices=list(PRESETS), default="small")
+    p.add_argument(
+        "--recipe",
+        choices=list(RECIPES),
+        default="paper",
+        help="training settings: paper (section 5, for long GPU runs) or short (minutes to an "
+        "hour on a CPU: bf16, warmup 500, lr_scale 0.5, 1,000 steps, the last 5 checkpoints "
+        "averaged); --set and the flags below change any of them",
+    )
     p.add_argument(
         "--set",
         nargs="+",
@@ -56,7 +64,7 @@ def flag_overrides(args: argparse.Namespace) -> list[str]:
 
 
 def run_train(args: argparse.Namespace) -> int:
-    from aiayn.config import TrainConfig, apply_overrides, preset
+    from aiayn.config import apply_overrides, preset, recipe
     from aiayn.data.meta import DataMeta
     from aiayn.train import checkpoint as ckpt
     from aiayn.train.distributed import Distributed
@@ -76,7 +84,7 @@ def run_train(args: argparse.Namespace) -> int:
                 raise ValueError("--data is required for a new run")
             meta = DataMeta.load(args.data)
             model_cfg = preset(args.preset, vocab_size=meta.vocab_size)
-            model_cfg, train_cfg = apply_overrides(model_cfg, TrainConfig(), overrides)
+            model_cfg, train_cfg = apply_overrides(model_cfg, recipe(args.recipe), overrides)
             run = create_run(args.out, args.data, model_cfg, train_cfg, write=dist.is_main)
         dist.barrier()
         trainer = Trainer(model_cfg, train_cfg, run, dist, progress=not args.no_progress)

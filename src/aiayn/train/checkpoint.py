@@ -26,6 +26,7 @@ from aiayn.model.transformer import CONFIG_FILE, WEIGHTS_FILE
 
 CHECKPOINTS = "checkpoints"
 BEST = "best"
+AVERAGED = "averaged"  # the last checkpoints averaged at the end of a run (average_last)
 STATE_FILE = "state.json"
 OPTIMIZER_FILE = "optimizer.pt"
 TOKENIZER_FILE = "spm.model"

@@ -358,6 +358,7 @@ class Trainer:
             if not self.cfg.valid_every or self.state.step % self.cfg.valid_every:
                 self._validate_and_keep_best()
                 self.save()  # again, with the validation's outcome in its state
+        averaged = self._close_with_average() if self.state.step else None
         minutes = (time.monotonic() - started) / 60
         summary = {
             "stopped_by": reason,
@@ -366,11 +367,33 @@ class Trainer:
             "minutes": round(minutes, 2),
             "best_bleu": self.state.best_bleu,
             "best_step": self.state.best_step,
+            "averaged_bleu": averaged,
             "checkpoint": str(ckpt.step_dir(self.run.root, self.state.step)),
         }
         self.metrics.write("summary", self.state.step, **summary)
         self.metrics.close()
         return summary
+
+    def _close_with_average(self) -> float | None:
+        """The paper's final model: the mean of the last `average_last` checkpoints, written to
+        RUN/checkpoints/averaged and validated; it becomes the run's best if it scores at least
+        as well. Returns its validation BLEU (None when off or too few checkpoints)."""
+        found = ckpt.list_checkpoints(self.run.root)[-self.cfg.average_last :]
+        if self.cfg.average_last < 2 or len(found) < 2 or not self.dist.is_main:
+            return None
+        target = self.run.root / ckpt.CHECKPOINTS / ckpt.AVERAGED
+        out = ckpt.average_checkpoints([c.path for c in found], target)
+        model = Transformer.load(out, device=self.dist.device)
+        result = validate(model, self.run.data, self.cfg, self.autocast, self.run.tokenizer)
+        steps = [c.step for c in found]
+        self.metrics.write("averaged", self.state.step, checkpoints=steps, **result.as_dict())
+        print(f"averaged steps {steps}: {result}", file=sys.stderr)
+        if self.state.best_bleu is None or result.bleu >= self.state.best_bleu:
+            self.state.best_bleu, self.state.best_step = result.bleu, self.state.step
+            info = {"step": self.state.step, "averaged": steps, "valid": result.as_dict()}
+            best = self.run.root / ckpt.CHECKPOINTS / ckpt.BEST
+            ckpt.write_checkpoint(best, model, self.run.tokenizer, info)
+        return result.bleu
 
     @contextlib.contextmanager
     def _signals(self) -> Iterator[None]:
