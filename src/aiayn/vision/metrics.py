@@ -36,7 +36,7 @@ def mean_average_precision(predictions: list[ImageBoxes], truths: list[ImageBoxe
     gt = COCO()
     gt.dataset = {
         "images": [{"id": i} for i in range(len(truths))],
-        "categories": [{"id": c} for c in range(1 + max(_max_label(truths), 0))],
+        "categories": [{"id": c} for c in range(1 + _max_label([*truths, *predictions]))],
         "annotations": [
             {"id": n + 1, "image_id": i, "category_id": int(c), "bbox": _xywh(b), "area": _area(b),
              "iscrowd": 0}
@@ -69,7 +69,7 @@ def _flat(images: list[ImageBoxes]) -> list[tuple[int, list[float], int]]:
 
 
 def _max_label(images: list[ImageBoxes]) -> int:
-    return max((int(im.labels.max()) for im in images if len(im.labels)), default=-1)
+    return max((int(im.labels.max()) for im in images if len(im.labels)), default=0)
 
 
 def _xywh(box: list[float]) -> list[float]:

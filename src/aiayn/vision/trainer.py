@@ -16,6 +16,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
+from aiayn.files import atomic_write
 from aiayn.train import checkpoint as ckpt
 from aiayn.train.metrics import MetricsLog
 from aiayn.vision.batches import Batch, train_batch
@@ -52,7 +53,7 @@ def write_run(root: Path, model: VisionConfig, train: VisionTrainConfig) -> None
     """RUN/run.json: what the run trains, and how."""
     root.mkdir(parents=True, exist_ok=True)
     text = json.dumps({"model": model.to_dict(), "train": train.__dict__}, indent=2) + "\n"
-    (root / RUN_CONFIG).write_text(text, encoding="utf-8")
+    atomic_write(root / RUN_CONFIG, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
 def read_run(root: Path) -> tuple[VisionConfig, VisionTrainConfig]:
