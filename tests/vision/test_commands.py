@@ -16,8 +16,8 @@ TINY = ["--no-progress", "--threads", "1", "--set", "batch_size=4", "valid_size=
 
 
 def train(out, task, steps, *extra):
-    args = ["vision", "train", "--out", str(out), *TINY, f"max_steps={steps}"]
-    return main([*args, "--task", task, "--preset", f"tiny-{task}", *extra])
+    args = ["vision", "train", "--out", str(out), "--task", task, "--preset", f"tiny-{task}"]
+    return main([*args, *TINY, f"max_steps={steps}", *extra])
 
 
 def weights(run):
