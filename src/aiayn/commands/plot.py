@@ -35,6 +35,11 @@ def add(commands) -> None:
     att.add_argument("--beam", type=int, default=4)
     att.add_argument("--out", type=Path, default=Path("attention.png"),
                      help="writes NAME-encoder, NAME-decoder and NAME-cross")  # fmt: skip
+
+    vit = kinds.add_parser("vit-attention", help="ViT: the class token's attention to patches")
+    vit.add_argument("--model", type=Path, required=True, help="a classify run or model")
+    vit.add_argument("--count", type=int, default=6, help="held-out test digits drawn")
+    vit.add_argument("--out", type=Path, default=Path("vit-attention.png"))
     p.set_defaults(run=run_plot)
 
 
@@ -49,6 +54,8 @@ def run_plot(args: argparse.Namespace) -> int:
                              args.out)]  # fmt: skip
     elif args.kind == "metrics":
         written = [plot.save(plot.metrics_figure(args.run_dir), args.out)]
+    elif args.kind == "vit-attention":
+        written = [plot_vit_attention(args)]
     else:
         written = plot_attention(args)
     for path in written:
@@ -75,3 +82,14 @@ def plot_attention(args: argparse.Namespace) -> list[Path]:
                   out.with_name(f"{out.stem}-{name}{out.suffix}"))
         for name, (w, rows, cols, title) in figures.items()
     ]  # fmt: skip
+
+
+def plot_vit_attention(args: argparse.Namespace) -> Path:
+    from aiayn.vision.build import load_model
+    from aiayn.vision.show import draw_examples
+    from aiayn.vision.trainer import model_dir
+
+    model, cfg = load_model(model_dir(args.model))
+    if cfg.task != "classify":
+        raise ValueError(f"{args.model}: a {cfg.task} model; vit-attention needs a classify one")
+    return draw_examples(model, cfg, "test", args.out, args.count)

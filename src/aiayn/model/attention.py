@@ -94,6 +94,16 @@ class MultiHeadAttention(nn.Module):
         k, v = kv.chunk(2, dim=-1)  # 2 x (B, S, D)
         return self._split_heads(k), self._split_heads(v)
 
+    def project_position(self, pos: Tensor, role: str) -> Tensor:
+        """W^Q pos (role "q") or W^K pos (role "k"), without the bias: (B, L, D) -> (B, H, L, Dh).
+
+        Added to the projected queries or keys it equals projecting x + pos: DETR's way of giving
+        every layer the positions, on queries and keys but never on values.
+        """
+        start = {"q": 0, "k": self.d_model}[role]
+        rows = self.w_qkv.weight[start : start + self.d_model]  # (D, D)
+        return self._split_heads(F.linear(pos, rows))
+
     def attend(
         self,
         q: Tensor,

@@ -89,11 +89,22 @@ class EncoderLayer(nn.Module):
         self.ffn_residual = spec.residual()
 
     def forward(
-        self, x: Tensor, src_mask: Tensor, need_weights: bool = False
+        self,
+        x: Tensor,
+        src_mask: Tensor | None,
+        need_weights: bool = False,
+        pos: Tensor | None = None,
     ) -> tuple[Tensor, Tensor | None]:
-        """(B, S, D) -> (B, S, D), and the (B, H, S, S) self-attention weights if asked."""
+        """(B, S, D) -> (B, S, D), and the (B, H, S, S) self-attention weights if asked.
+
+        `pos` (B or 1, S, D), when given, is added to the queries' and keys' input (not the
+        values'), as DETR does in every layer; without it the layer is the paper's.
+        """
         h = self.self_attn_residual.enter(x)
         q, k, v = self.self_attn.project_qkv(h)  # 3 x (B, H, S, Dh)
+        if pos is not None:
+            q = q + self.self_attn.project_position(pos, "q")  # (B, H, S, Dh)
+            k = k + self.self_attn.project_position(pos, "k")  # (B, H, S, Dh)
         a, weights = self.self_attn.attend(q, k, v, mask=src_mask, need_weights=need_weights)
         x = self.self_attn_residual.exit(x, a)
         x = self.ffn_residual.exit(x, self.ffn(self.ffn_residual.enter(x)))
@@ -126,12 +137,13 @@ class DecoderLayer(nn.Module):
         x: Tensor,
         cross_k: Tensor,
         cross_v: Tensor,
-        src_mask: Tensor,
+        src_mask: Tensor | None,
         past_k: Tensor | None = None,
         past_v: Tensor | None = None,
         tgt_mask: Tensor | None = None,
         is_causal: bool = True,
         need_weights: bool = False,
+        query_pos: Tensor | None = None,
     ) -> DecoderLayerOutput:
         """One decoder layer over T new target steps.
 
@@ -141,9 +153,14 @@ class DecoderLayer(nn.Module):
             src_mask: (B, 1, 1, S), True = real source token.
             past_k, past_v: (B, H, P, Dh) self-attention keys/values of earlier steps, or None.
             tgt_mask, is_causal: decoder self-attention masking, from `masks.decoder_mask`.
+            query_pos: (B or 1, T, D) DETR's object queries, added to the self-attention's
+                queries and keys and to the cross-attention's queries; None in the paper.
         """
         h = self.self_attn_residual.enter(x)
         q, k, v = self.self_attn.project_qkv(h)  # 3 x (B, H, T, Dh)
+        if query_pos is not None:
+            q = q + self.self_attn.project_position(query_pos, "q")  # (B, H, T, Dh)
+            k = k + self.self_attn.project_position(query_pos, "k")  # (B, H, T, Dh)
         if past_k is not None and past_v is not None:
             # The cache keeps the precision it was made in (e.g. bf16 under autocast).
             k = torch.cat((past_k, k.to(past_k.dtype)), dim=2)  # (B, H, P+T, Dh)
@@ -152,13 +169,20 @@ class DecoderLayer(nn.Module):
         x = self.self_attn_residual.exit(x, a)
 
         q = self.cross_attn.project_q(self.cross_attn_residual.enter(x))  # (B, H, T, Dh)
+        if query_pos is not None:
+            q = q + self.cross_attn.project_position(query_pos, "q")  # (B, H, T, Dh)
         a, cross_weights = self._cross_attend(q, cross_k, cross_v, src_mask, need_weights)
         x = self.cross_attn_residual.exit(x, a)
         x = self.ffn_residual.exit(x, self.ffn(self.ffn_residual.enter(x)))
         return DecoderLayerOutput(x, k, v, self_weights, cross_weights)
 
     def _cross_attend(
-        self, q: Tensor, cross_k: Tensor, cross_v: Tensor, src_mask: Tensor, need_weights: bool
+        self,
+        q: Tensor,
+        cross_k: Tensor,
+        cross_v: Tensor,
+        src_mask: Tensor | None,
+        need_weights: bool,
     ) -> tuple[Tensor, Tensor | None]:
         """Cross-attention; when K hypotheses share each source (beam search), their queries
         attend together to that source's one copy of the keys/values."""

@@ -74,7 +74,7 @@ def write_checkpoint(
     tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{target.name}-", dir=target.parent))
     try:
         _write_files(tmp, model, tokenizer_file, state, optimizer)
-        _replace_dir(tmp, target)
+        replace_dir(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -92,7 +92,7 @@ def _write_files(directory: Path, model, tokenizer_file, state, optimizer) -> No
             os.fsync(f.fileno())
 
 
-def _replace_dir(new: Path, target: Path) -> None:
+def replace_dir(new: Path, target: Path) -> None:
     """Rename `new` to `target`; an existing `target` is moved aside first, then removed."""
     old = None
     if target.exists():
@@ -156,7 +156,7 @@ def average_checkpoints(paths: list[Path], out: Path) -> Path:
         save_file(averaged, str(tmp / WEIGHTS_FILE))
         shutil.copyfile(Path(paths[-1]) / CONFIG_FILE, tmp / CONFIG_FILE)
         shutil.copyfile(Path(paths[-1]) / TOKENIZER_FILE, tmp / TOKENIZER_FILE)
-        _replace_dir(tmp, out)
+        replace_dir(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -1,0 +1,170 @@
+"""Training a vision model: AdamW, warmup then cosine, fixed steps; checkpoints, exact resume,
+metrics.jsonl, a progress bar. The run-directory layout is the text trainer's."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from tqdm import tqdm
+
+from aiayn.files import atomic_write
+from aiayn.train import checkpoint as ckpt
+from aiayn.train.metrics import MetricsLog
+from aiayn.vision.batches import Batch, train_batch
+from aiayn.vision.build import build_model, load_model, save_model
+from aiayn.vision.config import VisionConfig, VisionTrainConfig
+from aiayn.vision.evaluate import evaluate_split
+from aiayn.vision.losses import SetLossWeights, set_loss
+
+RUN_CONFIG = "run.json"
+
+
+def learning_rate(step: int, cfg: VisionTrainConfig) -> float:
+    """Linear warmup to `lr`, then a cosine down to 0 at `max_steps` (step counts from 1)."""
+    if step <= cfg.warmup:
+        return cfg.lr * step / max(cfg.warmup, 1)
+    progress = (step - cfg.warmup) / max(cfg.max_steps - cfg.warmup, 1)
+    return cfg.lr * 0.5 * (1 + math.cos(math.pi * min(progress, 1.0)))
+
+
+def task_loss(
+    model: torch.nn.Module, batch: Batch, task: str, cfg: VisionTrainConfig
+) -> torch.Tensor:
+    """Cross-entropy of the digit (classify) or of every pixel (segment); DETR's set loss."""
+    out = model(batch.images)
+    if task == "classify":
+        return F.cross_entropy(out, batch.labels)
+    if task == "segment":
+        return F.cross_entropy(out, batch.masks)
+    weights = SetLossWeights(cfg.no_object_weight, cfg.class_weight, cfg.l1_weight, cfg.giou_weight)
+    return set_loss(out, [s.labels for s in batch.scenes], [s.boxes for s in batch.scenes], weights)
+
+
+def write_run(root: Path, model: VisionConfig, train: VisionTrainConfig) -> None:
+    """RUN/run.json: what the run trains, and how."""
+    root.mkdir(parents=True, exist_ok=True)
+    text = json.dumps({"model": model.to_dict(), "train": train.__dict__}, indent=2) + "\n"
+    atomic_write(root / RUN_CONFIG, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
+def read_run(root: Path) -> tuple[VisionConfig, VisionTrainConfig]:
+    path = Path(root) / RUN_CONFIG
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: missing; {root} is not a vision run directory")
+    config = json.loads(path.read_text(encoding="utf-8"))
+    return (
+        VisionConfig.from_dict(config["model"], str(path)),
+        VisionTrainConfig.from_dict(config["train"], str(path)),
+    )
+
+
+def model_dir(path: Path) -> Path:
+    """A run (its latest checkpoint), a checkpoint or a model directory: where config.json is."""
+    path = Path(path)
+    if (path / RUN_CONFIG).is_file():
+        last = ckpt.latest(path)
+        if last is None:
+            raise FileNotFoundError(f"{path}: a run without checkpoints yet; train it first")
+        return last.path
+    return path
+
+
+class VisionTrainer:
+    def __init__(
+        self, cfg: VisionConfig, train: VisionTrainConfig, run: Path, progress: bool = True
+    ) -> None:
+        self.cfg, self.train_cfg, self.run = cfg, train, Path(run)
+        torch.manual_seed(train.seed)
+        self.model = build_model(cfg)
+        self.optimizer = torch.optim.AdamW(
+            self.model.parameters(), lr=train.lr, weight_decay=train.weight_decay
+        )
+        self.step = 0
+        self.progress = progress
+        self.log = MetricsLog(self.run)
+
+    def resume(self, checkpoint: Path) -> None:
+        """Continue exactly: weights, optimizer moments, step and the random state of dropout."""
+        model, _ = load_model(checkpoint)
+        self.model.load_state_dict(model.state_dict())
+        self.optimizer.load_state_dict(ckpt.read_optimizer(checkpoint))
+        state = ckpt.read_state(checkpoint)
+        self.step = state["step"]
+        torch.set_rng_state(torch.tensor(state["rng"], dtype=torch.uint8))
+
+    def save(self) -> Path:
+        """RUN/checkpoints/step_N/, written in a temporary directory and renamed into place."""
+        target = ckpt.step_dir(self.run, self.step)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{target.name}-", dir=target.parent))
+        try:
+            save_model(self.model, self.cfg, tmp)
+            torch.save(self.optimizer.state_dict(), tmp / ckpt.OPTIMIZER_FILE)
+            state = {"step": self.step, "rng": torch.get_rng_state().tolist()}
+            (tmp / ckpt.STATE_FILE).write_text(json.dumps(state) + "\n", encoding="utf-8")
+            for path in tmp.iterdir():
+                with open(path, "rb") as f:
+                    os.fsync(f.fileno())
+            ckpt.replace_dir(tmp, target)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        ckpt.clean_up(self.run, self.train_cfg.keep_last)
+        return target
+
+    def validate(self) -> dict:
+        scores = evaluate_split(self.model, self.cfg, "valid", self.train_cfg.valid_size)
+        self.log.write("valid", self.step, **scores)
+        return scores
+
+    def train(self) -> dict:
+        """Train to `max_steps` (or `max_minutes`); returns the last validation and timings."""
+        cfg, start, start_step = self.train_cfg, time.monotonic(), self.step
+        self.model.train()
+        bar = tqdm(total=cfg.max_steps, initial=self.step, disable=not self.progress,
+                   file=sys.stderr, desc=f"train {self.cfg.task}")  # fmt: skip
+        while self.step < cfg.max_steps:
+            self.step += 1
+            loss = self.train_step()
+            bar.update(1)
+            if self.step % cfg.log_every == 0:
+                bar.set_postfix(loss=f"{loss:.3f}")
+                self.log.write("train", self.step, loss=loss, lr=learning_rate(self.step, cfg))
+            if cfg.eval_every and self.step % cfg.eval_every == 0 and self.step < cfg.max_steps:
+                self.validate()
+            if self.step % cfg.save_every == 0:
+                self.save()
+            if cfg.max_minutes and time.monotonic() - start > 60 * cfg.max_minutes:
+                break
+        bar.close()
+        scores = self.validate()
+        self.save()
+        self.log.close()
+        minutes = (time.monotonic() - start) / 60
+        return {"step": self.step, "steps_this_run": self.step - start_step,
+                "minutes": round(minutes, 2), "valid": scores}  # fmt: skip
+
+    def train_step(self) -> float:
+        cfg = self.train_cfg
+        for group in self.optimizer.param_groups:
+            group["lr"] = learning_rate(self.step, cfg)
+        batch = train_batch(self.cfg.task, self.step, cfg.batch_size, cfg.seed,
+                            self.cfg.image_size, cfg.augment)  # fmt: skip
+        loss = task_loss(self.model, batch, self.cfg.task, cfg)
+        if not torch.isfinite(loss):
+            raise FloatingPointError(f"step {self.step}: the loss is {loss.item()}")
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if cfg.clip_norm:
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.clip_norm)
+        self.optimizer.step()
+        return loss.item()
