@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from aiayn import __version__
-from aiayn.commands import params, plot, prepare, serve, train, translate
+from aiayn.commands import export, import_, params, plot, prepare, serve, train, translate
 from aiayn.data.sources import DataError
 
 
@@ -18,7 +18,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"aiayn {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (prepare, train, translate, plot, serve, params):
+    for module in (prepare, train, translate, plot, serve, params, export, import_):
         module.add(commands)
     return parser
 
