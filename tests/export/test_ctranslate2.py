@@ -77,3 +77,17 @@ def test_the_gnmt_penalty_is_refused_by_name(exported, tmp_path, capsys):
     assert main(["translate", "--model", str(tmp_path), "--engine", "ctranslate2",
                  "--input", str(tmp_path / "in.txt")]) == 2  # fmt: skip
     assert "model.bin: missing" in capsys.readouterr().err
+
+
+def test_serve_with_the_ctranslate2_engine(exported):
+    from fastapi.testclient import TestClient
+
+    from aiayn.serve.app import create_app
+
+    texts = ["The dog sees a cat.", "The old man reads a book."]
+    expected = CTranslate2Engine(exported).translate(texts, BeamOptions(beam=2, penalty="power"))
+    with TestClient(create_app(exported, engine="ctranslate2")) as client:
+        got = client.post("/translate", json={"text": texts, "beam": 2}).json()["translations"]
+        assert [g["text"] for g in got] == expected
+        refused = client.post("/translate", json={"text": texts[0], "attention": True})
+        assert refused.status_code == 422 and "--engine aiayn" in refused.json()["detail"]
