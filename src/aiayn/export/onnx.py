@@ -96,7 +96,7 @@ def export_graphs(model: Transformer, out: Path) -> None:
             EncoderGraph(model), (src,), str(out / ENCODER_FILE),
             input_names=["src"], output_names=["cross_k", "cross_v", "src_mask"],
             dynamic_shapes={"src": {0: batch, 1: src_len}},
-            opset_version=OPSET, dynamo=True, external_data=False,
+            opset_version=OPSET, dynamo=True, external_data=False, verbose=False,
         )  # fmt: skip
         self_kv = {1: batch, 3: past}
         cross_kv = {1: batch, 3: src_len}
@@ -107,7 +107,7 @@ def export_graphs(model: Transformer, out: Path) -> None:
             dynamic_shapes={"tgt": {0: batch}, "self_k": self_kv, "self_v": self_kv,
                             "cross_k": cross_kv, "cross_v": cross_kv,
                             "src_mask": {0: batch, 1: src_len}},
-            opset_version=OPSET, dynamo=True, external_data=False,
+            opset_version=OPSET, dynamo=True, external_data=False, verbose=False,
         )  # fmt: skip
 
 
