@@ -23,12 +23,19 @@ def marian_dir(tiny_data, out, **changes):
     pieces = ["</s>", "<unk>"] + [sp.id_to_piece(i) for i in range(4, sp.get_piece_size())]
     V = len(pieces) + 1
     torch.manual_seed(0)
-    config = MarianConfig(
-        vocab_size=V, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
-        decoder_attention_heads=4, encoder_ffn_dim=32, decoder_ffn_dim=32,
-        max_position_embeddings=64, scale_embedding=True, pad_token_id=V - 1, eos_token_id=0,
-        decoder_start_token_id=V - 1, activation_function="swish", **changes,
-    )  # fmt: skip
+    sizes = {
+        "d_model": 16,
+        "encoder_layers": 2,
+        "decoder_layers": 2,
+        "encoder_ffn_dim": 32,
+        "decoder_ffn_dim": 32,
+        "encoder_attention_heads": 4,
+        "decoder_attention_heads": 4,
+    }
+    conventions = {"pad_token_id": V - 1, "eos_token_id": 0, "decoder_start_token_id": V - 1,
+                   "scale_embedding": True, "activation_function": "swish"}  # fmt: skip
+    config = MarianConfig(vocab_size=V, max_position_embeddings=64,
+                          **(sizes | conventions | changes))  # fmt: skip
     config._attn_implementation = "eager"
     model = MarianMTModel(config).eval()
     with torch.no_grad():
