@@ -7,7 +7,9 @@ The `small` preset with random weights; every system decodes exactly `--out-len`
 sentence (end of sentence held back until then, then forced), so random weights serve. The
 Hugging Face model is a MarianMTModel of the same shape holding our weights, and CTranslate2
 converts that Hugging Face model (its tokenizer files are made from the data's SentencePiece
-model). Reported: sentences/s and target tokens/s, greedy and beam 4, batch 1 and 32.
+model). Our own weights also go through `aiayn export`: to CTranslate2 (built with its spec
+API) and to ONNX graphs that our search decodes on ONNX Runtime ("aiayn export -> ...").
+Reported: sentences/s and target tokens/s, greedy and beam 4, batch 1 and 32.
 """
 
 from __future__ import annotations
@@ -108,6 +110,20 @@ def ctranslate2_model(cfg, spm_model: Path, directory: Path) -> Path:
     return ct2_dir
 
 
+def exported_engines(model, spm_model: Path, directory: Path):
+    """Our own weights exported by `aiayn export`: a CTranslate2 directory and ONNX graphs."""
+    from aiayn.engines.onnx import OnnxModel
+    from aiayn.export.ctranslate2 import export_ctranslate2
+    from aiayn.export.onnx import export_onnx
+
+    model.save(directory / "ours")
+    (directory / "ours" / "spm.model").write_bytes(Path(spm_model).read_bytes())
+    export_onnx(directory / "ours", directory / "onnx")
+    return export_ctranslate2(directory / "ours", directory / "ct2-ours"), OnnxModel(
+        directory / "onnx", threads=2
+    )
+
+
 def ct2(
     ct2_dir: Path, tokens: list[list[str]], beam: int, out_len: int, compute: str, threads: int
 ):
@@ -174,6 +190,7 @@ def main() -> None:
     results: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as tmp:
         ct2_dir = ctranslate2_model(cfg, args.data / "spm.model", Path(tmp))
+        ours_ct2_dir, onnx_model = exported_engines(model, args.data / "spm.model", Path(tmp))
         for batch in (1, 32):
             src = sources(cfg, batch, args.src_len)
             pieces = [[tok.sp.id_to_piece(i) for i in row[:-1].tolist()] for row in src]
@@ -185,8 +202,11 @@ def main() -> None:
                 }
                 if not args.skip_hf:
                     runs["HF generate fp32"] = hf(marian, src, beam, args.out_len)
+                runs["aiayn export -> ONNX Runtime fp32"] = ours(onnx_model, src, beam, n)
                 seconds_of = {name: timed(run, args.repeats) for name, run in runs.items()}
                 seconds_of |= ct2_child(ct2_dir, pieces, beam, n, args.repeats)
+                exported = ct2_child(ours_ct2_dir, pieces, beam, n, args.repeats)
+                seconds_of |= {f"aiayn export -> {k}": v for k, v in exported.items()}
                 for name, seconds in seconds_of.items():
                     key = f"batch {batch}, beam {beam}: {name}"
                     results[key] = {

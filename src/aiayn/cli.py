@@ -7,7 +7,17 @@ import sys
 from collections.abc import Sequence
 
 from aiayn import __version__
-from aiayn.commands import params, plot, prepare, serve, train, translate, vision
+from aiayn.commands import (
+    export,
+    import_,
+    params,
+    plot,
+    prepare,
+    serve,
+    train,
+    translate,
+    vision,
+)
 from aiayn.data.sources import DataError
 
 
@@ -18,7 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"aiayn {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (prepare, train, translate, plot, serve, params, vision):
+    for module in (prepare, train, translate, plot, serve, params, export, import_, vision):
         module.add(commands)
     return parser
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -36,3 +38,24 @@ def _fsync_dir(directory: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+@contextmanager
+def atomic_directory(target: Path) -> Iterator[Path]:
+    """Yield an empty temporary directory beside `target`; once the block ends without an
+    error it replaces `target` (a previous one is moved aside, then removed). Readers see the
+    old directory or the new one, never a partial one."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{target.name}-", dir=target.parent))
+    try:
+        yield tmp
+        old = target.with_name(f".old-{target.name}-{os.getpid()}")
+        if target.exists():
+            os.replace(target, old)
+        os.replace(tmp, target)
+        _fsync_dir(target.parent)
+        shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise

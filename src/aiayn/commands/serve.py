@@ -13,6 +13,9 @@ def add(commands) -> None:
     s.add_argument("--max-chars", type=int, default=1000, help="per text")
     s.add_argument("--max-texts", type=int, default=32, help="per request")
     s.add_argument("--wait-ms", type=float, default=5.0, help="batching window")
+    s.add_argument("--engine", choices=["aiayn", "ctranslate2"], default="aiayn",
+                   help="ctranslate2: --model is a directory from `aiayn export`; its beam "
+                        "search divides by |Y|^alpha, not GNMT's form")  # fmt: skip
     s.set_defaults(run=run_serve)
 
 
@@ -24,6 +27,6 @@ def run_serve(args: argparse.Namespace) -> int:
     except ImportError:
         raise ValueError('serving needs FastAPI and uvicorn: pip install -e ".[serve]"') from None
     limits = Limits(max_chars=args.max_chars, max_texts=args.max_texts)
-    app = create_app(args.model, limits, args.wait_ms)
+    app = create_app(args.model, limits, args.wait_ms, args.engine)
     uvicorn.run(app, host=args.host, port=args.port, log_level="info")
     return 0

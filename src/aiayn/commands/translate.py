@@ -36,6 +36,10 @@ def add_decoding(p: argparse.ArgumentParser) -> None:
         help="what to do with a longer line (each one is named in a warning)",
     )
     p.add_argument("--device", default="cpu")
+    p.add_argument("--engine", choices=["aiayn", "ctranslate2", "onnx"], default="aiayn",
+                   help="ctranslate2 | onnx: a directory from `aiayn export` as --model; "
+                        "CTranslate2's beam search needs --length-penalty power or none "
+                        "(it divides by |Y|^alpha, not GNMT's form)")  # fmt: skip
     p.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
                    help="bf16: about 2x faster on a CPU (see benchmarks/README.md)")  # fmt: skip
 
@@ -95,20 +99,32 @@ def run_translate(args: argparse.Namespace) -> int:
     from aiayn.decode.translate import beam_decoder, load_translator, nbest_lines, translate_lines
 
     opts = beam_options(args, args.nbest)
-    model, tokenizer = load_translator(args.model, args.device, args.precision)
     lines = read_lines(args.input)
     limits = input_limits(args)
+    if args.engine != "aiayn":
+        from aiayn.commands.engines import exported_nbest
+
+        nbest = exported_nbest(args, lines, opts, limits)
+        return write_output(args, format_nbest(nbest) if args.nbest > 1 else
+                            "".join(n[0][0] + "\n" for n in nbest))  # fmt: skip
+    model, tokenizer = load_translator(args.model, args.device, args.precision)
     if args.nbest == 1:
         decoder = sampler(args) if args.sample else beam_decoder(opts)
         hyps = translate_lines(model, tokenizer, lines, decoder, limits)
         text = "".join(h + "\n" for h in hyps)
     else:
-        nbest = nbest_lines(model, tokenizer, lines, opts, limits)
-        text = "".join(
-            f"{i} ||| {hyp} ||| {score:.4f}\n"
-            for i, line in enumerate(nbest)
-            for hyp, score in line
-        )
+        text = format_nbest(nbest_lines(model, tokenizer, lines, opts, limits))
+    return write_output(args, text)
+
+
+def format_nbest(nbest: list[list[tuple[str, float]]]) -> str:
+    """'line ||| translation ||| score' for each of the n best of each line."""
+    return "".join(
+        f"{i} ||| {hyp} ||| {score:.4f}\n" for i, line in enumerate(nbest) for hyp, score in line
+    )
+
+
+def write_output(args: argparse.Namespace, text: str) -> int:
     if args.output is None:
         sys.stdout.write(text)
     else:
@@ -147,8 +163,13 @@ def run_evaluate(args: argparse.Namespace) -> int:
     else:
         raise ValueError("give --data DIR [--split test], or --src FILE --ref FILE [FILE ...]")
     opts = beam_options(args)
-    model, tokenizer = load_translator(args.model, args.device, args.precision)
-    hyps = translate_lines(model, tokenizer, sources, beam_decoder(opts), input_limits(args))
+    if args.engine != "aiayn":
+        from aiayn.commands.engines import exported_nbest
+
+        hyps = [n[0][0] for n in exported_nbest(args, sources, opts, input_limits(args))]
+    else:
+        model, tokenizer = load_translator(args.model, args.device, args.precision)
+        hyps = translate_lines(model, tokenizer, sources, beam_decoder(opts), input_limits(args))
     search = "greedy" if opts.beam == 1 else f"beam {opts.beam}, {opts.penalty} alpha {opts.alpha}"
     print(f"{len(sources)} sentences, {len(refs)} reference(s), {search}")
     print(score(hyps, refs))

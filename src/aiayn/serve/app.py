@@ -32,11 +32,21 @@ class TranslateRequest(BaseModel):
     attention: bool = Field(False, description="also return the cross-attention matrix")
 
 
-def create_app(model_dir: str | Path, limits: Limits = Limits(), wait_ms: float = 5.0) -> FastAPI:
-    model, tokenizer = load_translator(model_dir)
+def create_app(
+    model_dir: str | Path, limits: Limits = Limits(), wait_ms: float = 5.0, engine: str = "aiayn"
+) -> FastAPI:
+    if engine == "ctranslate2":  # an exported directory; its beam search: |Y|^alpha
+        from aiayn.engines.ctranslate2 import CTranslate2Engine
 
-    def translate(texts: list[str], beam: int, nbest: int) -> list[list[tuple[str, float]]]:
-        return nbest_lines(model, tokenizer, texts, BeamOptions(beam=beam, nbest=nbest))
+        model, ct2 = None, CTranslate2Engine(model_dir)
+
+        def translate(texts: list[str], beam: int, nbest: int) -> list[list[tuple[str, float]]]:
+            return ct2.nbest(texts, BeamOptions(beam=beam, nbest=nbest, penalty="power"))
+    else:
+        model, tokenizer = load_translator(model_dir)
+
+        def translate(texts: list[str], beam: int, nbest: int) -> list[list[tuple[str, float]]]:
+            return nbest_lines(model, tokenizer, texts, BeamOptions(beam=beam, nbest=nbest))
 
     batcher = DynamicBatcher(translate, max_texts=4 * limits.max_texts, wait_ms=wait_ms)
 
@@ -71,6 +81,8 @@ def create_app(model_dir: str | Path, limits: Limits = Limits(), wait_ms: float 
             item = {"text": hyps[0][0], "score": hyps[0][1]}
             if req.nbest > 1:
                 item["nbest"] = [{"text": t, "score": s} for t, s in hyps]
+            if req.attention and model is None:
+                raise HTTPException(422, "attention maps need `aiayn serve --engine aiayn`")
             if req.attention and text.strip():
                 found = attention_for(model, tokenizer, text, beam=req.beam)
                 item["attention"] = {

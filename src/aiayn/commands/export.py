@@ -1,0 +1,44 @@
+"""`aiayn export RUN --format ctranslate2|onnx --out DIR`."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add(commands) -> None:
+    e = commands.add_parser(
+        "export",
+        help="write a model for CTranslate2 or ONNX Runtime",
+        description="Export a run, checkpoint or model directory. CTranslate2: a directory its "
+        "Translator loads (note: its beam search divides by |Y|^alpha, our --length-penalty "
+        "power; it has no GNMT penalty). ONNX: an encoder graph and a decoder-step graph that "
+        "takes and returns the key/value cache. Both keep our spm.model beside the weights; "
+        "translate with `aiayn translate --engine ctranslate2|onnx --model DIR`.",
+    )
+    e.add_argument("source", metavar="RUN", type=Path, help="run, checkpoint or model directory")
+    e.add_argument("--format", required=True, choices=["ctranslate2", "onnx"])
+    e.add_argument("--out", required=True, type=Path, help="directory to write (replaced)")
+    e.add_argument("--quantization", default=None,
+                   help="ctranslate2 only: int8, int8_float32, float16, bfloat16, ...; "
+                        "default: float32")  # fmt: skip
+    e.set_defaults(run=run_export)
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from aiayn.decode.translate import resolve_model_dir
+
+    model_dir = resolve_model_dir(args.source)
+    if args.format == "ctranslate2":
+        from aiayn.export.ctranslate2 import export_ctranslate2
+
+        export_ctranslate2(model_dir, args.out, quantization=args.quantization)
+    else:
+        if args.quantization is not None:
+            raise ValueError("--quantization is for --format ctranslate2 only")
+        from aiayn.export.onnx import OPSET, export_onnx
+
+        export_onnx(model_dir, args.out)
+        print(f"ONNX opset {OPSET}")
+    print(f"wrote {args.out} from {model_dir}")
+    return 0

@@ -1,0 +1,81 @@
+"""Translating with a model exported to CTranslate2 (`aiayn translate --engine ctranslate2`).
+
+The same text pipeline as our own engine: our SentencePiece model, the over-long-line policy,
+the output limit a * source length + b per sentence. CTranslate2's beam search divides the
+log-probability by |Y|^alpha (our `--length-penalty power`); it has no GNMT penalty.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+from aiayn.data.vocab import Tokenizer
+from aiayn.decode.beam import BeamOptions
+from aiayn.decode.translate import InputLimits, limit_length
+
+
+class CTranslate2Engine:
+    """CTranslate2's `Translator` on a directory from `aiayn export --format ctranslate2`."""
+
+    def __init__(self, directory: str | Path, device: str = "cpu", threads: int = 0) -> None:
+        try:
+            import ctranslate2
+        except ImportError:
+            raise ValueError(
+                '--engine ctranslate2 needs it: pip install -e ".[ctranslate2]"'
+            ) from None
+        directory = Path(directory)
+        if not (directory / "model.bin").is_file():
+            raise FileNotFoundError(
+                f"{directory / 'model.bin'}: missing; make the directory with "
+                "`aiayn export RUN --format ctranslate2 --out DIR`"
+            )
+        self.tokenizer = Tokenizer(directory)
+        self.translator = ctranslate2.Translator(
+            str(directory), device=device, intra_threads=threads
+        )
+
+    def nbest(
+        self, lines: list[str], opts: BeamOptions, limits: InputLimits | None = None
+    ) -> list[list[tuple[str, float]]]:
+        """The `opts.nbest` best (translation, score) of each line, in input order."""
+        limits = limits or InputLimits()
+        if opts.beam > 1 and opts.penalty == "gnmt":
+            raise ValueError(
+                "CTranslate2's beam search has no GNMT length penalty ((5+|Y|)/6)^alpha; it "
+                "divides by |Y|^alpha: choose --length-penalty power (or none)"
+            )
+        sp = self.tokenizer.sp
+        ids = limit_length(self.tokenizer.encode(lines), limits.max_input, limits.too_long)
+        results: list[list[tuple[str, float]]] = [[("", 0.0)] for _ in lines]
+        by_limit: dict[int, list[int]] = defaultdict(list)  # output limit -> lines
+        for i, x in enumerate(ids):
+            if x:  # our limit counts eos; CTranslate2's does not
+                by_limit[int(opts.max_len_a * (len(x) + 1) + opts.max_len_b) - 1].append(i)
+        for max_len, rows in by_limit.items():
+            out = self.translator.translate_batch(
+                [sp.id_to_piece(ids[i]) for i in rows],
+                max_batch_size=limits.max_tokens,
+                batch_type="tokens",
+                beam_size=opts.beam,
+                num_hypotheses=opts.nbest,
+                length_penalty=opts.alpha if opts.penalty == "power" else 0.0,
+                max_input_length=0,  # the policy above has already applied
+                max_decoding_length=max(max_len, 1),
+                min_decoding_length=opts.min_len,
+                return_scores=True,
+            )
+            for i, result in zip(rows, out, strict=True):
+                results[i] = [
+                    (sp.decode_pieces(hyp), score)
+                    for hyp, score in zip(result.hypotheses, result.scores, strict=True)
+                ]
+        return results
+
+    def translate(
+        self, lines: list[str], opts: BeamOptions, limits: InputLimits | None = None
+    ) -> list[str]:
+        """The best translation of each line, in input order."""
+        limits = limits or InputLimits()
+        return [hyps[0][0] for hyps in self.nbest(lines, opts, limits)]

@@ -1,0 +1,111 @@
+"""Translating with the ONNX graphs of `aiayn export --format onnx`, run by ONNX Runtime.
+
+`OnnxModel` offers the part of `Transformer` that decoding uses (encode, init_cache, decode on
+the key/value cache), so our own greedy and beam search drive ONNX Runtime unchanged: the same
+search, the same length limits, one graph call per step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from torch import Tensor
+
+from aiayn.config import ModelConfig
+from aiayn.data.vocab import Tokenizer
+from aiayn.decode.beam import BeamOptions
+from aiayn.decode.translate import InputLimits, nbest_lines
+from aiayn.export.onnx import CONFIG_FILE, DECODER_FILE, ENCODER_FILE
+from aiayn.model import KVCache
+from aiayn.model.cache import empty_self_kv
+from aiayn.model.transformer import Decoded
+
+
+@dataclass(frozen=True)
+class OnnxEncoded:
+    """The encoder graph's outputs for a (B, S) source batch."""
+
+    cross_k: Tensor  # (N, B, H, S, Dh)
+    cross_v: Tensor  # (N, B, H, S, Dh)
+    src_mask: Tensor  # (B, S), True = real source token
+
+
+class OnnxModel:
+    """Two ONNX Runtime sessions behind the decoding interface of `Transformer` (CPU)."""
+
+    def __init__(self, directory: str | Path, threads: int = 0) -> None:
+        try:
+            import onnxruntime as ort
+        except ImportError:
+            raise ValueError('--engine onnx needs ONNX Runtime: pip install -e ".[onnx]"') from None
+        directory = Path(directory)
+        for name in (ENCODER_FILE, DECODER_FILE):
+            if not (directory / name).is_file():
+                raise FileNotFoundError(
+                    f"{directory / name}: missing; make the directory with "
+                    "`aiayn export RUN --format onnx --out DIR`"
+                )
+        self.cfg = ModelConfig.load_json(directory / CONFIG_FILE)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        providers = ["CPUExecutionProvider"]
+        self.encoder = ort.InferenceSession(str(directory / ENCODER_FILE), options, providers)
+        self.decoder = ort.InferenceSession(str(directory / DECODER_FILE), options, providers)
+
+    def parameters(self) -> Iterator[Tensor]:
+        """Where decoding puts its tensors: the CPU, where ONNX Runtime reads them."""
+        yield torch.empty(0)
+
+    def encode(self, src: Tensor) -> OnnxEncoded:
+        """(B, S) source ids -> cross-attention keys/values and the source mask."""
+        cross_k, cross_v, src_mask = self.encoder.run(None, {"src": src.cpu().numpy()})
+        return OnnxEncoded(*(torch.from_numpy(a) for a in (cross_k, cross_v, src_mask)))
+
+    def init_cache(self, encoded: OnnxEncoded) -> KVCache:
+        cross_k, cross_v = tuple(encoded.cross_k.unbind(0)), tuple(encoded.cross_v.unbind(0))
+        return KVCache(
+            self_k=empty_self_kv(cross_k[0], len(cross_k)),
+            self_v=empty_self_kv(cross_v[0], len(cross_v)),
+            cross_k=cross_k,
+            cross_v=cross_v,
+            src_mask=encoded.src_mask[:, None, None, :],  # (B, 1, 1, S)
+        )
+
+    def decode(self, tgt: Tensor, cache: KVCache) -> Decoded:
+        """One step for each row: (B, 1) ids -> (B, 1, V) logits and the extended cache."""
+        K = cache.group  # beams share their source in the cache; the graph takes a row each
+        cross_k, cross_v = torch.stack(cache.cross_k), torch.stack(cache.cross_v)
+        src_mask = cache.src_mask[:, 0, 0, :]  # (B, S)
+        if K > 1:
+            cross_k, cross_v = cross_k.repeat_interleave(K, 1), cross_v.repeat_interleave(K, 1)
+            src_mask = src_mask.repeat_interleave(K, 0)  # (B*K, S)
+        inputs = {
+            "tgt": tgt,  # (B, 1)
+            "self_k": torch.stack(cache.self_k),  # (N, B, H, P, Dh)
+            "self_v": torch.stack(cache.self_v),
+            "cross_k": cross_k,  # (N, B, H, S, Dh)
+            "cross_v": cross_v,
+            "src_mask": src_mask,
+        }
+        logits, self_k, self_v = self.decoder.run(None, {k: v.numpy() for k, v in inputs.items()})
+        new_k = list(torch.from_numpy(self_k).unbind(0))  # per layer (B, H, P+1, Dh)
+        new_v = list(torch.from_numpy(self_v).unbind(0))
+        return Decoded(logits=torch.from_numpy(logits), cache=cache.extended(new_k, new_v))
+
+
+class OnnxEngine:
+    """Our text pipeline and search over an exported ONNX directory."""
+
+    def __init__(self, directory: str | Path, threads: int = 0) -> None:
+        self.model = OnnxModel(directory, threads)
+        self.tokenizer = Tokenizer(directory)
+
+    def nbest(
+        self, lines: list[str], opts: BeamOptions, limits: InputLimits | None = None
+    ) -> list[list[tuple[str, float]]]:
+        """The `opts.nbest` best (translation, score) of each line, in input order."""
+        limits = limits or InputLimits()
+        return nbest_lines(self.model, self.tokenizer, lines, opts, limits)  # type: ignore[arg-type]

@@ -1,0 +1,1 @@
+"""Our models in other engines' formats: CTranslate2 and ONNX (`aiayn export`)."""

@@ -1,0 +1,165 @@
+"""Export to CTranslate2: a model directory that `ctranslate2.Translator` loads.
+
+The model spec is built from our weights with CTranslate2's own spec API, so that our layout
+choices survive as they are: the sinusoids go in as the position table itself (interleaved or
+concatenated, whichever the model was trained with), the tied matrix serves embeddings and
+output projection, post- or pre-norm, the activation, and our bos/eos/unk pieces.
+
+What CTranslate2 cannot do: its beam search divides by |Y|^alpha (our `--length-penalty power`),
+not the paper's GNMT ((5+|Y|)/6)^alpha; and its position table has a fixed size.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import torch
+from torch import Tensor
+
+from aiayn.data.vocab import MODEL_FILE, Tokenizer
+from aiayn.files import atomic_directory
+from aiayn.model import Transformer
+from aiayn.model.positional import sinusoidal_encoding
+
+try:
+    import ctranslate2
+    from ctranslate2.specs import common_spec, transformer_spec
+except ImportError:  # pragma: no cover - the message names the extra to install
+    ctranslate2 = None
+
+ACTIVATIONS = {"relu": "RELU", "gelu": "GELU", "swish": "SWISH"}  # exact GELU, SiLU
+MAX_POSITIONS = 2048  # rows of the position table: source and output lengths CTranslate2 takes
+
+
+def require_ctranslate2() -> None:
+    if ctranslate2 is None:
+        raise ValueError('this needs CTranslate2: pip install -e ".[ctranslate2]"')
+
+
+def _array(t: Tensor):
+    return t.detach().to(torch.float32).cpu().numpy()
+
+
+def _set_linear(spec, weight: Tensor, bias: Tensor | None = None) -> None:
+    spec.weight = _array(weight)
+    if bias is not None:
+        spec.bias = _array(bias)
+
+
+def _set_norm(spec, norm: torch.nn.LayerNorm) -> None:
+    spec.gamma = _array(norm.weight)
+    spec.beta = _array(norm.bias)
+
+
+def _set_embeddings(spec, table: Tensor, positions: Tensor) -> None:
+    """Token table, x sqrt(d_model) (section 3.4), plus our sinusoids as a fixed table."""
+    target = spec.embeddings[0] if isinstance(spec.embeddings, list) else spec.embeddings
+    target.weight = _array(table)
+    spec.scale_embeddings = True
+    spec.position_encodings.encodings = _array(positions)
+
+
+def model_spec(model: Transformer, tokenizer: Tokenizer, max_positions: int = MAX_POSITIONS):
+    """CTranslate2's `TransformerSpec` holding our weights, vocabulary and special pieces."""
+    require_ctranslate2()
+    cfg = model.cfg
+    if tokenizer.vocab_size != cfg.vocab_size:
+        raise ValueError(
+            f"{tokenizer.path}: {tokenizer.vocab_size} pieces, but the model's config.json has "
+            f"vocab_size={cfg.vocab_size}; export the tokenizer the model was trained with"
+        )
+    spec = transformer_spec.TransformerSpec.from_config(
+        (cfg.n_encoder_layers, cfg.n_decoder_layers),
+        cfg.n_heads,
+        pre_norm=cfg.norm_first,
+        activation=getattr(common_spec.Activation, ACTIVATIONS[cfg.activation]),
+    )
+    D = cfg.d_model
+    table = sinusoidal_encoding(torch.arange(max_positions), D, cfg.positional)  # (N, D)
+    _set_embeddings(spec.encoder, model.src_embed.weight, table)
+    for theirs, ours in zip(spec.encoder.layer, model.encoder_layers, strict=True):
+        attn = ours.self_attn
+        _set_linear(theirs.self_attention.linear[0], attn.w_qkv.weight, attn.w_qkv.bias)
+        _set_linear(theirs.self_attention.linear[1], attn.w_o.weight, attn.w_o.bias)
+        _set_norm(theirs.self_attention.layer_norm, ours.self_attn_residual.norm)
+        _set_feed_forward(theirs.ffn, ours)
+    target = model.src_embed.weight if model.tgt_embed is None else model.tgt_embed.weight
+    _set_embeddings(spec.decoder, target, table)
+    for theirs, ours in zip(spec.decoder.layer, model.decoder_layers, strict=True):
+        attn, cross = ours.self_attn, ours.cross_attn
+        _set_linear(theirs.self_attention.linear[0], attn.w_qkv.weight, attn.w_qkv.bias)
+        _set_linear(theirs.self_attention.linear[1], attn.w_o.weight, attn.w_o.bias)
+        _set_norm(theirs.self_attention.layer_norm, ours.self_attn_residual.norm)
+        # Cross-attention: W^Q on the decoder, W^K and W^V (fused) on the memory.
+        _set_linear(theirs.attention.linear[0], cross.w_qkv.weight[:D], cross.w_qkv.bias[:D])
+        _set_linear(theirs.attention.linear[1], cross.w_qkv.weight[D:], cross.w_qkv.bias[D:])
+        _set_linear(theirs.attention.linear[2], cross.w_o.weight, cross.w_o.bias)
+        _set_norm(theirs.attention.layer_norm, ours.cross_attn_residual.norm)
+        _set_feed_forward(theirs.ffn, ours)
+    output = model.src_embed.weight if model.out_proj is None else model.out_proj.weight
+    _set_linear(spec.decoder.projection, output)
+    if cfg.norm_first:  # pre-norm stacks end with a LayerNorm
+        _set_norm(spec.encoder.layer_norm, model.encoder_norm)
+        _set_norm(spec.decoder.layer_norm, model.decoder_norm)
+    _set_vocabulary(spec, model, tokenizer)
+    return spec
+
+
+def _set_feed_forward(spec, layer) -> None:
+    _set_linear(spec.linear_0, layer.ffn.w_1.weight, layer.ffn.w_1.bias)
+    _set_linear(spec.linear_1, layer.ffn.w_2.weight, layer.ffn.w_2.bias)
+    _set_norm(spec.layer_norm, layer.ffn_residual.norm)
+
+
+def _set_vocabulary(spec, model: Transformer, tokenizer: Tokenizer) -> None:
+    """One joint vocabulary; our eos is appended to every source, decoding starts from bos."""
+    cfg = model.cfg
+    pieces = [tokenizer.sp.id_to_piece(i) for i in range(cfg.vocab_size)]
+    spec.register_source_vocabulary(pieces)
+    spec.register_target_vocabulary(pieces)
+    spec.config.bos_token = pieces[cfg.bos_id]
+    spec.config.eos_token = pieces[cfg.eos_id]
+    spec.config.decoder_start_token = pieces[cfg.bos_id]
+    spec.config.unk_token = tokenizer.sp.id_to_piece(tokenizer.sp.unk_id())
+    spec.config.add_source_eos = True
+    spec.config.layer_norm_epsilon = cfg.norm_eps
+
+
+if ctranslate2 is not None:
+
+    class AiaynConverter(ctranslate2.converters.Converter):
+        """CTranslate2's converter interface over a spec we build ourselves."""
+
+        def __init__(self, model: Transformer, tokenizer: Tokenizer, max_positions: int):
+            self.model, self.tokenizer, self.max_positions = model, tokenizer, max_positions
+
+        def _load(self):
+            return model_spec(self.model, self.tokenizer, self.max_positions)
+
+
+def export_ctranslate2(
+    model_dir: Path, out: Path, quantization: str | None = None, max_positions: int = MAX_POSITIONS
+) -> Path:
+    """Convert an aiayn model directory into a CTranslate2 one at `out`, written atomically,
+    with our SentencePiece model beside the weights.
+
+    Args:
+        model_dir: a directory with config.json, model.safetensors and spm.model.
+        out: the CTranslate2 model directory to write (replaced if it exists).
+        quantization: CTranslate2's weight type (int8, float16, ...); None keeps float32.
+        max_positions: rows of the position table, the longest source or output it can take.
+    """
+    require_ctranslate2()
+    model = Transformer.load(model_dir).eval()
+    tokenizer = Tokenizer(model_dir)
+    with atomic_directory(Path(out)) as tmp, torch.no_grad():
+        converted = tmp / "model"  # the converter wants to create its directory itself
+        AiaynConverter(model, tokenizer, max_positions).convert(
+            str(converted), quantization=quantization
+        )
+        for path in converted.iterdir():
+            path.rename(tmp / path.name)
+        converted.rmdir()
+        shutil.copyfile(tokenizer.path, tmp / MODEL_FILE)
+    return Path(out)

@@ -1,0 +1,1 @@
+"""Models from other toolkits brought into aiayn (`aiayn import`)."""

@@ -1,0 +1,209 @@
+"""`aiayn import marian`: a local Hugging Face Marian checkpoint as an aiayn model directory.
+
+Marian is a post-norm Transformer with embeddings scaled by sqrt(d_model) and concatenated
+sin|cos positions, so our model computes the same function with `positional="concatenated"`.
+What differs is the vocabulary's conventions: Marian has eos 0, unk 1 and pad last, and starts
+the decoder from the pad token; we keep pad 0, bos 1, eos 2, unk 3. So rows are permuted:
+
+    our 0 (pad)  a new zero row (padding is never attended to)
+    our 1 (bos)  Marian's pad row, its decoder start
+    our 2 (eos)  Marian's eos;  our 3 (unk): Marian's unk;  then every other token in order
+
+and a SentencePiece model with those ids is written from Marian's source.spm and vocab.json.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file
+
+from aiayn.config import ModelConfig
+from aiayn.data.vocab import MODEL_FILE
+from aiayn.files import atomic_directory
+from aiayn.model import Transformer
+
+ACTIVATIONS = {"relu": "relu", "gelu": "gelu", "swish": "swish", "silu": "swish"}
+WEIGHTS = "model.safetensors"
+
+
+class MarianImportError(ValueError):
+    """A Marian directory we cannot read or represent; the message names file and field."""
+
+
+def read_config(directory: Path) -> dict[str, Any]:
+    path = directory / "config.json"
+    if not path.is_file():
+        raise MarianImportError(f"{path}: missing; give a Hugging Face Marian model directory")
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise MarianImportError(f"{path}, line {err.lineno}: not valid JSON ({err.msg})") from None
+    if config.get("model_type") != "marian":
+        raise MarianImportError(
+            f"{path}: field model_type is {config.get('model_type')!r}, not 'marian'; "
+            "only MarianMTModel checkpoints can be imported"
+        )
+    return config
+
+
+def model_config(config: dict[str, Any], path: Path) -> ModelConfig:
+    """Our config for a Marian config, refusing what we cannot represent (naming the field)."""
+
+    def refuse(field: str, why: str) -> MarianImportError:
+        return MarianImportError(f"{path}: field {field}={config.get(field)!r}: {why}")
+
+    if not config.get("scale_embedding", False):
+        raise refuse("scale_embedding", "aiayn always scales embeddings by sqrt(d_model)")
+    if not config.get("share_encoder_decoder_embeddings", True):
+        raise refuse("share_encoder_decoder_embeddings", "aiayn has one joint vocabulary")
+    for a, b in (("encoder_attention_heads", "decoder_attention_heads"),
+                 ("encoder_ffn_dim", "decoder_ffn_dim")):  # fmt: skip
+        if config.get(a) != config.get(b):
+            raise refuse(b, f"differs from {a}={config.get(a)}; aiayn's stacks share sizes")
+    if config.get("activation_function") not in ACTIVATIONS:
+        raise refuse("activation_function", f"aiayn has {sorted(set(ACTIVATIONS))}")
+    if config.get("decoder_start_token_id") != config.get("pad_token_id"):
+        raise refuse("decoder_start_token_id", "Marian starts the decoder from pad_token_id")
+    return ModelConfig(
+        vocab_size=config["vocab_size"] + 1,  # plus our padding row
+        d_model=config["d_model"],
+        d_ff=config["encoder_ffn_dim"],
+        n_heads=config["encoder_attention_heads"],
+        n_encoder_layers=config["encoder_layers"],
+        n_decoder_layers=config["decoder_layers"],
+        dropout=config.get("dropout", 0.1),
+        activation=ACTIVATIONS[config["activation_function"]],
+        tie_embeddings=config.get("tie_word_embeddings", True),
+        positional="concatenated",
+    )
+
+
+def permutation(config: dict[str, Any]) -> list[int]:
+    """Marian's row for each of our ids 1..V (our 0 is a new padding row)."""
+    V, pad, eos = config["vocab_size"], config["pad_token_id"], config["eos_token_id"]
+    unk = config.get("unk_token_id", 1)
+    first = [pad, eos, unk]  # our bos, eos, unk
+    return first + [i for i in range(V) if i not in first]
+
+
+def read_weights(directory: Path) -> dict[str, torch.Tensor]:
+    path = directory / WEIGHTS
+    if not path.is_file():
+        raise MarianImportError(
+            f"{path}: missing; only safetensors weights are read (no pickle): re-save the model "
+            "with save_pretrained(..., safe_serialization=True)"
+        )
+    try:
+        return load_file(str(path))
+    except SafetensorError as err:
+        raise MarianImportError(f"{path}: not a readable safetensors file ({err})") from None
+
+
+def our_state(
+    weights: dict[str, torch.Tensor], cfg: ModelConfig, rows: list[int], path: Path
+) -> dict[str, torch.Tensor]:
+    """Marian's tensors under our names, vocabulary rows permuted."""
+
+    def get(name: str) -> torch.Tensor:
+        if name not in weights:
+            raise MarianImportError(f"{path}: tensor {name} missing")
+        return weights[name].float()
+
+    bias = weights.get("final_logits_bias")
+    if bias is not None and bias.abs().max() > 0:
+        raise MarianImportError(f"{path}: tensor final_logits_bias is not zero; aiayn's output "
+                                "projection has no bias")  # fmt: skip
+
+    def vocab(t: torch.Tensor) -> torch.Tensor:
+        return torch.cat((torch.zeros(1, t.shape[1]), t[rows]))  # (V+1, D)
+
+    state = {"src_embed.weight": vocab(get("model.shared.weight"))}
+    if not cfg.tie_embeddings:
+        state["tgt_embed.weight"] = state["src_embed.weight"]
+        state["out_proj.weight"] = vocab(get("lm_head.weight"))
+    for side, n in (("encoder", cfg.n_encoder_layers), ("decoder", cfg.n_decoder_layers)):
+        for i in range(n):
+            theirs = f"model.{side}.layers.{i}."
+            mine = f"{side}_layers.{i}."
+            parts = [("self_attn", "self_attn", "self_attn_layer_norm", "self_attn_residual")]
+            if side == "decoder":
+                parts.append(("cross_attn", "encoder_attn", "encoder_attn_layer_norm",
+                              "cross_attn_residual"))  # fmt: skip
+            for ours_attn, attn, norm, residual in parts:
+                for kind in ("weight", "bias"):
+                    state[f"{mine}{ours_attn}.w_qkv.{kind}"] = torch.cat(
+                        [get(f"{theirs}{attn}.{p}_proj.{kind}") for p in "qkv"]
+                    )  # (3D, D) or (3D,): W^Q, W^K, W^V stacked
+                    state[f"{mine}{ours_attn}.w_o.{kind}"] = get(f"{theirs}{attn}.out_proj.{kind}")
+                    state[f"{mine}{residual}.norm.{kind}"] = get(f"{theirs}{norm}.{kind}")
+            for kind in ("weight", "bias"):
+                state[f"{mine}ffn.w_1.{kind}"] = get(f"{theirs}fc1.{kind}")
+                state[f"{mine}ffn.w_2.{kind}"] = get(f"{theirs}fc2.{kind}")
+                state[f"{mine}ffn_residual.norm.{kind}"] = get(f"{theirs}final_layer_norm.{kind}")
+    return state
+
+
+def write_tokenizer(directory: Path, config: dict[str, Any], rows: list[int], out: Path) -> None:
+    """A SentencePiece model whose ids are ours: Marian's source.spm segments, vocab.json
+    names the pieces. Pieces the source model lacks (target-only ones) are kept for decoding
+    but marked unused, so they never change how a source sentence is segmented."""
+    from sentencepiece import sentencepiece_model_pb2 as pb
+
+    source, vocab_file = directory / "source.spm", directory / "vocab.json"
+    for path in (source, vocab_file):
+        if not path.is_file():
+            raise MarianImportError(f"{path}: missing; the Marian tokenizer files are needed")
+    vocab = json.loads(vocab_file.read_text(encoding="utf-8"))  # piece -> Marian id
+    piece_of = {i: p for p, i in vocab.items()}
+    if len(piece_of) != config["vocab_size"]:
+        raise MarianImportError(f"{vocab_file}: {len(piece_of)} pieces, but config.json has "
+                                f"vocab_size={config['vocab_size']}")  # fmt: skip
+    proto = pb.ModelProto()
+    proto.ParseFromString(source.read_bytes())
+    scores = {p.piece: p.score for p in proto.pieces}
+    floor = min(scores.values(), default=0.0) - 10.0
+    specials = {0: ("<pad>", pb.ModelProto.SentencePiece.CONTROL),
+                1: ("<s>", pb.ModelProto.SentencePiece.CONTROL),
+                2: (piece_of[rows[1]], pb.ModelProto.SentencePiece.CONTROL),
+                3: (piece_of[rows[2]], pb.ModelProto.SentencePiece.UNKNOWN)}  # fmt: skip
+    pieces = [specials[i] for i in range(4)]
+    for row in rows[3:]:
+        piece = piece_of[row]
+        kind = pb.ModelProto.SentencePiece.NORMAL
+        if piece not in scores:
+            kind = pb.ModelProto.SentencePiece.UNUSED
+        pieces.append((piece, kind))
+    del proto.pieces[:]
+    for piece, kind in pieces:
+        proto.pieces.add(piece=piece, score=scores.get(piece, floor), type=kind)
+    spec = proto.trainer_spec
+    spec.pad_id, spec.bos_id, spec.eos_id, spec.unk_id = 0, 1, 2, 3
+    spec.pad_piece, spec.bos_piece = "<pad>", "<s>"
+    spec.eos_piece, spec.unk_piece = specials[2][0], specials[3][0]
+    (out / MODEL_FILE).write_bytes(proto.SerializeToString())
+
+
+def import_marian(directory: str | Path, out: str | Path) -> Path:
+    """Write an aiayn model directory (config.json, model.safetensors, spm.model) at `out`,
+    atomically, from a local Marian checkpoint directory. Nothing is downloaded."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise MarianImportError(f"{directory}: not a directory")
+    config = read_config(directory)
+    cfg = model_config(config, directory / "config.json")
+    rows = permutation(config)
+    state = our_state(read_weights(directory), cfg, rows, directory / WEIGHTS)
+    model = Transformer(cfg)
+    model.load_state_dict(state)
+    with atomic_directory(Path(out)) as tmp:
+        model.save(tmp)
+        write_tokenizer(directory, config, rows, tmp)
+        if (directory / "target.spm").is_file():  # kept for reference
+            shutil.copyfile(directory / "target.spm", tmp / "marian-target.spm")
+    return Path(out)

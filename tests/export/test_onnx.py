@@ -1,0 +1,64 @@
+"""Export to ONNX: ONNX Runtime gives PyTorch's numbers, step by step on the KV cache, and
+`--engine onnx` gives our translations."""
+
+import pytest
+import torch
+
+from aiayn.cli import main
+from aiayn.decode.translate import resolve_model_dir
+from aiayn.engines.onnx import OnnxModel
+from aiayn.model import Transformer
+from tests.conftest import padded_batch
+
+
+@pytest.fixture(scope="module")
+def exported(tiny_run, tmp_path_factory):
+    out = tmp_path_factory.mktemp("onnx") / "model"
+    assert main(["export", str(tiny_run), "--format", "onnx", "--out", str(out)]) == 0
+    return out
+
+
+def test_encoder_and_ten_cached_steps_match_pytorch(tiny_run, exported):
+    ours = Transformer.load(resolve_model_dir(tiny_run)).eval()
+    onnx = OnnxModel(exported)
+    for lengths in ([9], [12, 3, 7]):  # dynamic batch and source length, with padding
+        src = padded_batch(lengths, ours.cfg, seed=len(lengths))
+        src[torch.arange(len(lengths)), torch.tensor(lengths) - 1] = ours.cfg.eos_id
+        with torch.no_grad():
+            cache = ours.init_cache(ours.encode(src))
+        theirs = onnx.init_cache(onnx.encode(src))
+        for mine, other in zip(cache.cross_k + cache.cross_v, theirs.cross_k + theirs.cross_v,
+                               strict=True):  # fmt: skip
+            torch.testing.assert_close(other, mine, rtol=0, atol=1e-4)
+        step = torch.full((len(lengths), 1), ours.cfg.bos_id)
+        for _ in range(10):
+            with torch.no_grad():
+                decoded = ours.decode(step, cache=cache)
+            other = onnx.decode(step, theirs)
+            torch.testing.assert_close(other.logits, decoded.logits, rtol=0, atol=1e-4)
+            cache, theirs = decoded.cache, other.cache
+            step = decoded.logits[:, -1].argmax(-1, keepdim=True)  # (B, 1)
+        assert theirs.length == 10
+
+
+@pytest.mark.parametrize("beam", ["1", "3"])
+def test_engine_onnx_translates_as_we_do(beam, tiny_run, tiny_data, exported, tmp_path):
+    src = tiny_data / "test.src.txt"
+    for engine, model in (("aiayn", tiny_run), ("onnx", exported)):
+        assert main(["translate", "--model", str(model), "--engine", engine, "--beam", beam,
+                     "--nbest", "1", "--max-len-b", "6", "--input", str(src),
+                     "--output", str(tmp_path / engine)]) == 0  # fmt: skip
+    ours = (tmp_path / "aiayn").read_text().splitlines()
+    assert (tmp_path / "onnx").read_text().splitlines() == ours
+    assert len(ours) == len(src.read_text().splitlines())
+
+
+def test_graphs_state_their_opset_and_dynamic_axes(exported):
+    import onnx
+
+    graph = onnx.load(str(exported / "decoder_step.onnx"))
+    assert {o.domain: o.version for o in graph.opset_import}[""] == 18
+    dims = {i.name: [d.dim_param or d.dim_value for d in i.type.tensor_type.shape.dim]
+            for i in graph.graph.input}  # fmt: skip
+    assert isinstance(dims["self_k"][3], str) and isinstance(dims["tgt"][0], str)
+    assert dims["self_k"][0] == OnnxModel(exported).cfg.n_decoder_layers  # N is fixed
