@@ -227,3 +227,10 @@ def test_a_failed_run_leaves_no_loadable_directory(tsv_dir, tmp_path):
                                **{**SMALL, "vocab_size": 50_000}))  # fmt: skip
     with pytest.raises(DataError, match=r"meta\.json: missing"):
         ParallelData(tmp_path / "d", "train")
+
+
+def test_prepare_will_not_replace_a_directory_that_is_not_its_own(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(DataError, match=r"holds files but no meta\.json"):
+        prepare(PrepareOptions(out=tmp_path, corpus=str(tmp_path / "notes.txt"), **SMALL))
+    assert (tmp_path / "notes.txt").read_text() == "mine"

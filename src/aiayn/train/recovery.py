@@ -66,21 +66,30 @@ def newest_intact(run: Path) -> tuple[ckpt.Checkpoint | None, list[Skipped]]:
 
 
 def last_good(run: Path) -> tuple[ckpt.Checkpoint | None, str]:
-    """The newest intact checkpoint whose last logged training loss was finite and at most
-    GOOD_LOSS_FACTOR x the lowest logged up to it, and a sentence saying how it was chosen."""
+    """The newest intact checkpoint whose weights still gave a sane loss, and a sentence saying
+    how it was chosen.
+
+    The loss logged at step s was computed with the weights of step s - 1, so a checkpoint is
+    judged by the first training loss logged after it: finite, and at most GOOD_LOSS_FACTOR x
+    the lowest logged until then. A checkpoint with no finite loss after it is not trusted.
+    """
     losses = {r["step"]: r.get("loss") for r in read_metrics(run) if r.get("kind") == "train"}
     losses = {s: v for s, v in losses.items() if isinstance(v, int | float) and math.isfinite(v)}
     if not losses:
         found, _ = newest_intact(run)
         return found, "the newest intact one (no training loss was logged to judge by)"
     for found in reversed(ckpt.list_checkpoints(run)):
-        before = [s for s in losses if s <= found.step]
-        if not before or damage(found.path) is not None:
+        after = [s for s in losses if s > found.step]
+        if not after or damage(found.path) is not None:
             continue
-        loss, lowest = losses[max(before)], min(losses[s] for s in before)
+        judged = min(after)
+        loss, lowest = losses[judged], min(losses[s] for s in losses if s <= judged)
         if loss <= GOOD_LOSS_FACTOR * lowest:
             return found, (
-                f"its training loss {loss:.3f} (logged at step {max(before)}) was finite and "
-                f"within {GOOD_LOSS_FACTOR}x of the lowest before it, {lowest:.3f}"
+                f"the training loss of its weights, {loss:.3f} (logged at step {judged}), was "
+                f"finite and within {GOOD_LOSS_FACTOR}x of the lowest until then, {lowest:.3f}"
             )
-    return None, f"none had a finite training loss within {GOOD_LOSS_FACTOR}x of the lowest"
+    return None, (
+        f"no checkpoint's weights gave a finite training loss within {GOOD_LOSS_FACTOR}x of the "
+        "lowest; start again"
+    )
