@@ -170,7 +170,8 @@ def damaged_newest_checkpoint(damage: Callable[[Path], None]) -> Callable:
         damage(newest.path)
         out = aiayn(["train", "--out", str(run), "--resume", "--max-steps", "8", "--no-progress"])
         resumed = "resumed from" in out.message and "step_00000004 (step 4)" in out.message
-        return Outcome(out.code, out.message, resumed and ckpt.latest(run).step == 8)
+        aside = (run / "checkpoints" / f"damaged-{newest.path.name}").is_dir()  # kept, renamed
+        return Outcome(out.code, out.message, resumed and aside and ckpt.latest(run).step == 8)
 
     return case
 

@@ -53,13 +53,13 @@ class Launcher:
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
 
     def pid(self, rank: int) -> int:
-        wait_for(lambda: (self.pids / str(rank)).is_file())
+        wait_for(lambda: (self.pids / str(rank)).is_file(), 900)
         return int((self.pids / str(rank)).read_text())
 
 
 def kill_three_times_and_resume(tmp: Path, launcher: Launcher, args: list[str], steps: int):
     reference = launcher.start([*args, "--out", str(tmp / "ref")])
-    assert reference.wait(300) == 0, reference.stderr.read().decode()
+    assert reference.wait(1800) == 0, reference.stderr.read().decode()
     run, rng, kills = tmp / "killed", random.Random(7), 0
     for attempt in range(8):
         if kills == 3:
@@ -67,22 +67,22 @@ def kill_three_times_and_resume(tmp: Path, launcher: Launcher, args: list[str], 
         in_write = kills == 1  # this time, kill the writer while a checkpoint is being written
         proc = launcher.start([*args, "--out", str(run), "--resume"], 5.0 if in_write else 0.0)
         if in_write:
-            wait_for(launcher.marker.exists, 120)
+            wait_for(launcher.marker.exists, 900)
             assert Path(launcher.marker.read_text()).name.startswith(".tmp-")  # not yet in place
             victim = launcher.pid(0)
         else:
             done = len(ckpt.list_checkpoints(run))
             wait_for(lambda p=proc, d=done: p.poll() is not None
-                     or len(ckpt.list_checkpoints(run)) > d, 120)  # fmt: skip
+                     or len(ckpt.list_checkpoints(run)) > d, 900)  # fmt: skip
             time.sleep(rng.uniform(0.0, 0.1))
             victim = launcher.pid(attempt % launcher.processes)  # under torchrun: either rank
         if proc.poll() is None:
             os.kill(victim, signal.SIGKILL)
             kills += 1
-        proc.wait(120)  # torchrun stops the other process when one dies
+        proc.wait(900)  # torchrun stops the other process when one dies
         assert_checkpoints_whole(run)
     final = launcher.start([*args, "--out", str(run), "--resume"])
-    assert final.wait(300) == 0, final.stderr.read().decode()
+    assert final.wait(1800) == 0, final.stderr.read().decode()
     assert kills == 3
     assert not list((run / "checkpoints").glob(".tmp-*"))
     assert_bitwise_equal(tmp / "ref", run, steps)

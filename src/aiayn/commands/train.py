@@ -108,13 +108,16 @@ def run_train(args: argparse.Namespace) -> int:
     return 0
 
 
-def resume_point(run: Path, say: bool):
-    """The newest intact checkpoint; newer damaged ones are named (with why) and passed over."""
-    from aiayn.train.recovery import newest_intact
+def resume_point(run: Path, is_main: bool):
+    """The newest intact checkpoint. Newer damaged ones are named (with why) and set aside
+    under another name, kept for a look but no longer counted among the last `keep_last`."""
+    from aiayn.train.recovery import newest_intact, set_aside
 
     found, skipped = newest_intact(run)
-    for s in skipped if say else []:
-        print(f"skipped the damaged checkpoint {s.checkpoint.path}: {s.reason}", file=sys.stderr)
+    for s in skipped if is_main else []:
+        kept = set_aside(s.checkpoint)
+        print(f"skipped the damaged checkpoint {s.checkpoint.path}: {s.reason} (moved to "
+              f"{kept.name})", file=sys.stderr)  # fmt: skip
     if found is None and skipped:
         raise ValueError(
             f"{run}: every checkpoint is damaged (the oldest: {skipped[-1].reason}); "

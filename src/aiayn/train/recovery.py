@@ -65,6 +65,17 @@ def newest_intact(run: Path) -> tuple[ckpt.Checkpoint | None, list[Skipped]]:
     return None, skipped
 
 
+def set_aside(checkpoint: ckpt.Checkpoint) -> Path:
+    """Rename a damaged checkpoint to `damaged-step_N[-k]`: kept, but no longer listed."""
+    path = checkpoint.path
+    target = path.with_name(f"damaged-{path.name}")
+    k = 1
+    while target.exists():
+        target, k = path.with_name(f"damaged-{path.name}-{k}"), k + 1
+    path.rename(target)
+    return target
+
+
 def last_good(run: Path) -> tuple[ckpt.Checkpoint | None, str]:
     """The newest intact checkpoint whose weights still gave a sane loss, and a sentence saying
     how it was chosen.
