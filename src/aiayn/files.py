@@ -1,13 +1,16 @@
-"""Writing files so that an interruption never leaves a half-written one behind."""
+"""Writing files so that an interruption never leaves a half-written one behind, and reading
+the JSON ones back with errors that name the file and what to do."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 
 def atomic_write(path: Path, write: Callable[[Path], object]) -> None:
@@ -50,12 +53,50 @@ def atomic_directory(target: Path) -> Iterator[Path]:
     tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{target.name}-", dir=target.parent))
     try:
         yield tmp
-        old = target.with_name(f".old-{target.name}-{os.getpid()}")
-        if target.exists():
-            os.replace(target, old)
-        os.replace(tmp, target)
-        _fsync_dir(target.parent)
-        shutil.rmtree(old, ignore_errors=True)
+        replace_dir(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def replace_dir(new: Path, target: Path) -> None:
+    """Rename the complete directory `new` to `target`: an existing `target` is moved aside
+    first and removed only once `new` is in place, so a crash leaves one of them whole."""
+    new, target = Path(new), Path(target)
+    old = None
+    if target.exists():
+        old = target.with_name(f".old-{target.name}-{os.getpid()}")
+        os.replace(target, old)
+    os.replace(new, target)
+    _fsync_dir(target.parent)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def read_json(path: Path, what_to_do: str) -> Any:
+    """The JSON value in `path`; a missing or damaged file is an error naming the file, the line
+    and column, and `what_to_do` about it."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: missing; {what_to_do}") from None
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path}: not UTF-8 text (byte {err.start}); {what_to_do}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ValueError(
+            f"{path}, line {err.lineno} column {err.colno}: not valid JSON ({err.msg}); "
+            f"{what_to_do}"
+        ) from None
+
+
+def require_keys(values: Any, keys: list[str], path: Path, what_to_do: str) -> None:
+    """An error naming the file and the keys a JSON object read from it lacks."""
+    if not isinstance(values, dict):
+        raise ValueError(f"{path}: expected a JSON object, found {type(values).__name__}; "
+                         f"{what_to_do}")  # fmt: skip
+    missing = [k for k in keys if k not in values]
+    if missing:
+        raise ValueError(f"{path}: missing key(s) {missing}; {what_to_do}")

@@ -217,13 +217,21 @@ def test_wrong_encodings_are_named(tmp_path):
         prepare(PrepareOptions(out=tmp_path / "b", corpus=str(tmp_path / "latin1.tsv"), **SMALL))
 
 
-def test_a_failed_run_leaves_no_loadable_directory(tsv_dir, tmp_path):
+def test_a_failed_rerun_leaves_the_previous_directory_as_it_was(tsv_dir, tmp_path):
     out, _ = tsv_dir
     corpus = out.parent / "corpus.tsv"
     prepare(PrepareOptions(out=tmp_path / "d", corpus=str(corpus), **SMALL))
-    assert (tmp_path / "d" / "meta.json").is_file()
+    before = {p.name: p.read_bytes() for p in (tmp_path / "d").iterdir()}
     with pytest.raises(DataError):
         prepare(PrepareOptions(out=tmp_path / "d", corpus=str(corpus),
                                **{**SMALL, "vocab_size": 50_000}))  # fmt: skip
-    with pytest.raises(DataError, match=r"meta\.json: missing"):
-        ParallelData(tmp_path / "d", "train")
+    assert {p.name: p.read_bytes() for p in (tmp_path / "d").iterdir()} == before
+    assert len(ParallelData(tmp_path / "d", "train")) > 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d"]  # nothing left beside it
+
+
+def test_prepare_will_not_replace_a_directory_that_is_not_its_own(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(DataError, match=r"holds files but no meta\.json"):
+        prepare(PrepareOptions(out=tmp_path, corpus=str(tmp_path / "notes.txt"), **SMALL))
+    assert (tmp_path / "notes.txt").read_text() == "mine"

@@ -1,9 +1,13 @@
 """Reading corpora: each kind of bad input gets a clear error or a counted drop."""
 
+import bz2
+import gzip
+import lzma
+
 import pytest
 
 from aiayn.data.clean import INVALID_UTF8, NUL_BYTE, CleanReport
-from aiayn.data.sources import DataError, count_lines, read_tsv, read_two_files
+from aiayn.data.sources import DataError, count_lines, read_input, read_tsv, read_two_files
 
 
 def read_all(reader, *paths):
@@ -82,3 +86,37 @@ def test_missing_file(tmp_path):
 def test_count_lines(tmp_path):
     (tmp_path / "f").write_text("a\nb\nc\n")
     assert count_lines(tmp_path / "f") == 3
+
+
+COMPRESSORS = {".gz": gzip.compress, ".xz": lzma.compress, ".bz2": bz2.compress}
+
+
+@pytest.mark.parametrize("suffix", list(COMPRESSORS))
+def test_compressed_corpora_are_read_transparently(tmp_path, suffix):
+    text = "Hello world\tHallo Welt\nA cat\tEine Katze\n"
+    plain, packed = tmp_path / "c.tsv", tmp_path / f"c.tsv{suffix}"
+    plain.write_text(text)
+    packed.write_bytes(COMPRESSORS[suffix](text.encode()))
+    pairs = [[(p.src, p.tgt) for p in read_all(read_tsv, path)[0]] for path in (plain, packed)]
+    assert pairs[0] == pairs[1] == [("Hello world", "Hallo Welt"), ("A cat", "Eine Katze")]
+    assert count_lines(packed) == 2 and read_input(packed) == text.encode()
+
+
+def test_a_damaged_compressed_file_is_named(tmp_path):
+    packed = tmp_path / "c.tsv.gz"
+    packed.write_bytes(gzip.compress(b"Hello\tHallo\n" * 1000)[:40])
+    with pytest.raises(DataError, match=r"c.tsv.gz: the compressed file is damaged or cut short"):
+        count_lines(packed)
+
+
+def test_translate_reads_compressed_input(tiny_run, tmp_path, capsys):
+    from aiayn.cli import main
+
+    src = tmp_path / "in.txt"
+    src.write_text("The dog sees a cat.\nThe old man reads.\n")
+    (tmp_path / "in.txt.xz").write_bytes(lzma.compress(src.read_bytes()))
+    outputs = []
+    for name in ("in.txt", "in.txt.xz"):
+        assert main(["translate", "--model", str(tiny_run), "--input", str(tmp_path / name)]) == 0
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1] and len(outputs[0].splitlines()) == 2

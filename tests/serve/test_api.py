@@ -1,6 +1,7 @@
 """The JSON API in process: good requests, the limits, bad input, and dynamic batching."""
 
 import asyncio
+import json
 
 import pytest
 from fastapi.testclient import TestClient
@@ -89,3 +90,41 @@ def test_concurrent_requests_are_batched_and_kept_apart():
         assert [r[0][0] for r in result] == [t.upper() for t in texts]  # its own, in order
     assert len(calls) < len(requests)  # batched together
     assert sorted(t for call in calls for t in call) == sorted(t for r in requests for t in r)
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"text": "The dog\ud800 !"}, "text 0: holds a lone surrogate (\\ud800) at character 7"),
+        ({"text": ["fine", "\udfff"]}, "text 1: holds a lone surrogate (\\udfff) at character 0"),
+        ({"text": "a", "beem": 8}, "beem: Extra inputs are not permitted (known: text, beam"),
+    ],
+)
+def test_bad_text_and_unknown_fields_are_refused_alone(client, body, message):
+    raw = json.dumps(body).encode()  # json escapes the surrogate as \ud800, as a client would
+    response = client.post("/translate", content=raw, headers={"Content-Type": "application/json"})
+    assert response.status_code == 422
+    assert message in response.json()["detail"]
+
+
+def test_a_failing_batch_is_retried_so_only_the_guilty_request_fails():
+    def translate(texts, beam, nbest):
+        if "BAD" in texts:
+            raise RuntimeError("the model failed on this batch")
+        return [[(f"{t}->{len(t)}", 0.0)] for t in texts]  # distinct outputs by construction
+
+    async def scenario():
+        batcher = DynamicBatcher(translate, max_texts=100, wait_ms=50)
+        batcher.start()
+        requests = [[f"text {i}"] for i in range(7)] + [["BAD"]]
+        results = await asyncio.gather(
+            *(batcher.submit(r, 4, 1) for r in requests), return_exceptions=True
+        )
+        await batcher.stop()
+        return requests, results
+
+    requests, results = asyncio.run(scenario())
+    assert isinstance(results[-1], RuntimeError)
+    good = [r[0][0][0] for r in results[:-1]]
+    assert good == [f"{t[0]}->{len(t[0])}" for t in requests[:-1]]
+    assert len(set(good)) == 7

@@ -69,10 +69,11 @@ def test_non_finite_losses_are_skipped_then_stop_the_run(tiny_data, tmp_path, mo
     err = capsys.readouterr().err
     assert "non-finite loss, update skipped (1 in a row)" in err
     assert "3 updates in a row had a non-finite loss; stopping" in err
-    last = ckpt.latest(tmp_path)
-    assert last is not None and last.step == 4  # 5 updates ran, one skipped: steps 1-4 saved
-    assert str(last.path) in err
-    weights = load_file(str(last.path / "model.safetensors"))
+    assert ckpt.latest(tmp_path).step == 4  # 5 updates ran, one skipped: steps 1-4 saved
+    # Step 4's weights gave only non-finite losses; step 3's gave a finite one (logged at 4).
+    good = ckpt.step_dir(tmp_path, 3)
+    assert f"The last good checkpoint is {good}: the training loss of its weights" in err
+    weights = load_file(str(good / "model.safetensors"))
     assert all(torch.isfinite(w).all() for w in weights.values())
 
 

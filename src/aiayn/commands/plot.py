@@ -46,6 +46,7 @@ def add(commands) -> None:
 def run_plot(args: argparse.Namespace) -> int:
     from aiayn import plot
 
+    check_numbers(args)
     if args.kind == "positional":
         fig = plot.positional_figure(args.d_model, args.positions, tuple(args.dims), args.layout)
         written = [plot.save(fig, args.out)]
@@ -61,6 +62,28 @@ def run_plot(args: argparse.Namespace) -> int:
     for path in written:
         print(f"wrote {path}")
     return 0
+
+
+def check_numbers(args: argparse.Namespace) -> None:
+    """Refuse numbers the figures cannot be drawn from, naming the flag and the value."""
+    problems = []
+    odd = args.kind == "positional" and args.d_model % 2  # sin/cos pairs need an even size
+    if args.kind in ("positional", "lr") and (args.d_model < 2 or odd):
+        problems.append(f"--d-model {args.d_model}: give an even number, 2 or more (paper: 512)")
+    if args.kind == "positional":
+        if args.positions < 1:
+            problems.append(f"--positions {args.positions}: give 1 or more")
+        if bad := [d for d in args.dims if not 0 <= d < args.d_model]:
+            problems.append(f"--dims {bad}: each must lie in 0..{args.d_model - 1} (< --d-model)")
+    if args.kind == "lr":
+        if args.warmup < 1:
+            problems.append(f"--warmup {args.warmup}: give 1 or more steps (paper: 4000)")
+        if args.steps < 1:
+            problems.append(f"--steps {args.steps}: give 1 or more")
+        if not args.scale > 0:
+            problems.append(f"--scale {args.scale}: give a positive factor")
+    if problems:
+        raise ValueError("; ".join(problems))
 
 
 def plot_attention(args: argparse.Namespace) -> list[Path]:

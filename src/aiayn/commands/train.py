@@ -31,6 +31,7 @@ def add(commands) -> None:
     p.add_argument(
         "--set",
         nargs="+",
+        action="extend",  # repeated --set groups add up
         default=[],
         metavar="KEY=VALUE",
         help="change any model or training setting, e.g. --set dropout=0.2 warmup=800",
@@ -74,7 +75,14 @@ def run_train(args: argparse.Namespace) -> int:
     dist = Distributed.from_env(args.device)
     overrides = [*args.set, *flag_overrides(args)]
     try:
-        if args.resume and (args.out / "run.json").is_file():
+        resuming = args.resume and (args.out / "run.json").is_file()
+        if args.resume and not resuming:
+            no_run = f"--resume: {args.out} holds no run to resume (no run.json)"
+            if args.data is None:
+                raise ValueError(f"{no_run}; check --out, or add --data DIR to start a new run")
+            if dist.is_main:
+                print(f"{no_run}: starting a new run there", file=sys.stderr)
+        if resuming:
             run, model_cfg, train_cfg = open_run(args.out)
             changed, train_cfg = apply_overrides(model_cfg, train_cfg, overrides)
             if changed != model_cfg:
@@ -88,7 +96,7 @@ def run_train(args: argparse.Namespace) -> int:
             run = create_run(args.out, args.data, model_cfg, train_cfg, write=dist.is_main)
         dist.barrier()
         trainer = Trainer(model_cfg, train_cfg, run, dist, progress=not args.no_progress)
-        last = ckpt.latest(run.root) if args.resume else None
+        last = resume_point(run.root, dist.is_main) if args.resume else None
         if last is not None:
             trainer.resume(last.path)
             if dist.is_main:
@@ -108,6 +116,24 @@ def run_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def resume_point(run: Path, is_main: bool):
+    """The newest intact checkpoint. Newer damaged ones are named (with why) and set aside
+    under another name, kept for a look but no longer counted among the last `keep_last`."""
+    from aiayn.train.recovery import newest_intact, set_aside
+
+    found, skipped = newest_intact(run)
+    for s in skipped if is_main else []:
+        kept = set_aside(s.checkpoint)
+        print(f"skipped the damaged checkpoint {s.checkpoint.path}: {s.reason} (moved to "
+              f"{kept.name})", file=sys.stderr)  # fmt: skip
+    if found is None and skipped:
+        raise ValueError(
+            f"{run}: every checkpoint is damaged (the oldest: {skipped[-1].reason}); "
+            "start a new run in another --out"
+        )
+    return found
+
+
 def forget_metrics_after(run: Path, step: int) -> None:
     """Drop metrics logged after the checkpoint a run resumes from: they will be logged again."""
     from aiayn.files import atomic_write
@@ -121,6 +147,8 @@ def forget_metrics_after(run: Path, step: int) -> None:
 def run_average(args: argparse.Namespace) -> int:
     from aiayn.train import checkpoint as ckpt
 
+    if args.last < 1:
+        raise ValueError(f"--last {args.last}: give how many checkpoints to average (1 or more)")
     found = ckpt.list_checkpoints(args.run_dir)
     if not found:
         raise FileNotFoundError(f"{args.run_dir}: no step checkpoints to average")

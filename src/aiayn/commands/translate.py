@@ -79,8 +79,11 @@ def beam_options(args: argparse.Namespace, nbest: int = 1):
 
 
 def read_lines(path: Path | None) -> list[str]:
-    """Lines of a UTF-8 file (or stdin); invalid UTF-8 is an error naming the line."""
-    raw = sys.stdin.buffer.read() if path is None else Path(path).read_bytes()
+    """Lines of a UTF-8 file (or stdin; .gz/.xz/.bz2 decompressed); invalid UTF-8 is an error
+    naming the line."""
+    from aiayn.data.sources import read_input
+
+    raw = sys.stdin.buffer.read() if path is None else read_input(path)
     name = "<stdin>" if path is None else str(path)
     lines = raw.split(b"\n")
     if lines and lines[-1] == b"":

@@ -16,6 +16,8 @@ import numpy as np
 import sentencepiece as spm
 from tqdm import tqdm
 
+from aiayn.data.sources import DataError
+
 CHUNK_LINES = 20_000
 _worker_sp: spm.SentencePieceProcessor | None = None
 
@@ -114,9 +116,37 @@ def _bounded_map(pool: ProcessPoolExecutor, items: Iterator, depth: int) -> Iter
 
 
 def load_ids(prefix: Path, vocab_size: int) -> tuple[np.ndarray, np.ndarray]:
-    """Memory-map `<prefix>.ids` and load its offsets."""
-    offsets = np.load(_with(prefix, ".offsets.npy"))
-    path = _with(prefix, ".ids")
-    if offsets[-1] == 0:
-        return np.zeros(0, ids_dtype(vocab_size)), offsets
-    return np.memmap(path, dtype=ids_dtype(vocab_size), mode="r"), offsets
+    """Memory-map `<prefix>.ids` and load its offsets, checking that the two agree (a file cut
+    short by an interrupted copy is found here, not as short sentences in training)."""
+    path, offsets_path = _with(prefix, ".ids"), _with(prefix, ".offsets.npy")
+    fix = f"re-run `aiayn prepare --out {Path(prefix).parent}`"
+    try:
+        offsets = np.load(offsets_path, allow_pickle=False)
+    except FileNotFoundError:
+        raise DataError(f"{offsets_path}: missing; {fix}") from None
+    except (ValueError, EOFError, OSError) as err:
+        raise DataError(f"{offsets_path}: not a readable offsets array ({err}); {fix}") from None
+    if offsets.ndim != 1 or len(offsets) == 0 or offsets[0] != 0 or np.any(np.diff(offsets) < 0):
+        raise DataError(f"{offsets_path}: not a list of increasing offsets; {fix}")
+    dtype = ids_dtype(vocab_size)
+    size = path.stat().st_size if path.is_file() else None
+    expected = int(offsets[-1]) * dtype.itemsize
+    if size != expected:
+        found = "missing" if size is None else f"{size:,} bytes"
+        raise DataError(
+            f"{path}: {found}, but {offsets_path.name} says {int(offsets[-1]):,} ids of "
+            f"{dtype.itemsize} bytes ({expected:,} bytes): the file is damaged or cut short "
+            f"(an interrupted copy?); {fix}"
+        )
+    if expected == 0:
+        return np.zeros(0, dtype), offsets
+    ids = np.memmap(path, dtype=dtype, mode="r")
+    top = int(ids.max())
+    if top >= vocab_size:
+        where = int(np.argmax(ids >= vocab_size))
+        raise DataError(
+            f"{path}: id {top} at position {where:,} is outside the vocabulary of "
+            f"{vocab_size:,} pieces in meta.json: the files come from different runs of "
+            f"prepare; {fix}"
+        )
+    return ids, offsets

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from aiayn.data.sources import DataError
+from aiayn.files import read_json, require_keys
 
 META_FILE = "meta.json"
 SPLITS = ("train", "valid", "test")
@@ -28,7 +29,10 @@ class DataMeta:
         path = Path(data_dir) / META_FILE
         if not path.is_file():
             raise DataError(f"{path}: missing; is {data_dir} a directory made by `aiayn prepare`?")
-        return cls(**json.loads(path.read_text(encoding="utf-8")))
+        fix = f"re-run `aiayn prepare --out {data_dir}`"
+        values = read_json(path, fix)
+        require_keys(values, [f.name for f in fields(cls)], path, fix)
+        return cls(**{f.name: values[f.name] for f in fields(cls)})
 
     def save(self, data_dir: Path) -> None:
         text = json.dumps(self.__dict__, indent=2, ensure_ascii=False) + "\n"

@@ -14,10 +14,11 @@ import itertools
 import json
 import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tqdm import tqdm
@@ -36,6 +37,7 @@ from aiayn.data.clean import (
 from aiayn.data.meta import META_FILE, SPLITS, DataMeta
 from aiayn.data.sources import DataError, Pair, count_lines, read_tsv, read_two_files
 from aiayn.data.vocab import default_vocab_size, train_bpe
+from aiayn.files import replace_dir
 
 HELD_OUT = ("valid", "test")
 
@@ -262,13 +264,32 @@ def write_train(candidates: Path, held_out: set[int], report: CleanReport, train
 def prepare(opts: PrepareOptions) -> dict:
     """Build the data directory; returns the report (also printed and saved).
 
-    Encoding runs in worker processes started afresh: a script that calls this must guard its
-    entry point with `if __name__ == "__main__":`.
+    It is built beside `opts.out` and swapped in only when complete, so a run that fails
+    (a bad line in the corpus) leaves an earlier directory there as it was. Encoding runs in
+    worker processes started afresh: a script that calls this must guard its entry point with
+    `if __name__ == "__main__":`.
     """
+    out = Path(opts.out)
+    if out.is_dir() and any(out.iterdir()) and not (out / META_FILE).is_file():
+        raise DataError(
+            f"--out {out}: holds files but no {META_FILE}, so it is not a data directory that "
+            "prepare may replace; give a new or empty directory"
+        )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{out.name}-", dir=out.parent))
+    try:
+        result = build(replace(opts, out=tmp))
+        replace_dir(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return result
+
+
+def build(opts: PrepareOptions) -> dict:
+    """Write the data directory into `opts.out` (an empty directory)."""
     started = time.perf_counter()
     out = Path(opts.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / META_FILE).unlink(missing_ok=True)  # written last: marks a complete directory
     work = out / ".work"
     work.mkdir(exist_ok=True)
     report = CleanReport()

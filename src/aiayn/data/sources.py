@@ -7,10 +7,15 @@ that names the file and line.
 
 from __future__ import annotations
 
+import bz2
+import gzip
 import itertools
+import lzma
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from aiayn.data.clean import INVALID_UTF8, NUL_BYTE, CleanReport, decode_line, normalize
 
@@ -60,7 +65,7 @@ def _decode(raw: bytes, where: str, first: bool, report: CleanReport) -> str | N
 def read_tsv(path: Path, report: CleanReport) -> Iterator[Pair]:
     """source<TAB>target per line; a line with another number of columns is an error."""
     path = Path(path)
-    with _open(path) as f:
+    with open_input(path) as f:
         for n, raw in enumerate(f, start=1):
             where = f"{path.name}:{n}"
             text = _decode(raw, where, n == 1, report)
@@ -81,7 +86,7 @@ def read_tsv(path: Path, report: CleanReport) -> Iterator[Pair]:
 def read_two_files(src_path: Path, tgt_path: Path, report: CleanReport) -> Iterator[Pair]:
     """Line n of one file translates line n of the other; differing line counts are an error."""
     src_path, tgt_path = Path(src_path), Path(tgt_path)
-    with _open(src_path) as fs, _open(tgt_path) as ft:
+    with open_input(src_path) as fs, open_input(tgt_path) as ft:
         n = 0
         for n, (raw_src, raw_tgt) in enumerate(itertools.zip_longest(fs, ft), start=1):
             if raw_src is None or raw_tgt is None:
@@ -106,19 +111,49 @@ def _raise_line_count_mismatch(src_path, tgt_path, fs, ft, n: int, src_ended: bo
     )
 
 
-def _open(path: Path):
+COMPRESSED = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}  # read transparently
+
+
+def open_input(path: Path) -> BinaryIO:
+    """A corpus or input file for reading bytes; .gz, .xz and .bz2 files are decompressed."""
+    path = Path(path)
+    opener = COMPRESSED.get(path.suffix.lower(), open)
     try:
-        return open(path, "rb")
+        return opener(path, "rb")
     except FileNotFoundError:
         raise DataError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise DataError(f"{path}: is a directory; give a file") from None
 
 
+def read_input(path: Path) -> bytes:
+    """All bytes of an input file (decompressed); a damaged compressed file is a DataError."""
+    with open_input(path) as f:
+        return _read_checked(f, path, -1)
+
+
+def _read_checked(f: BinaryIO, path: Path, size: int) -> bytes:
+    try:
+        return f.read(size)
+    except (EOFError, OSError, lzma.LZMAError, zlib.error) as err:
+        raise DataError(
+            f"{path}: the compressed file is damaged or cut short ({err}); fetch it again, or "
+            "check it with `gzip -t` / `xz -t` / `bzip2 -t`"
+        ) from None
+
+
 def count_lines(path: Path) -> int:
-    """Newline count, read in large blocks (fast; used to size the held-out splits)."""
-    count = 0
-    with _open(Path(path)) as f:
-        while block := f.read(1 << 22):
+    """Newline count, read in large blocks (fast; used to size the held-out splits). A file
+    whose lines end in a bare CR (old Mac text) is an error that says how to convert it."""
+    count = carriage_returns = 0
+    with open_input(Path(path)) as f:
+        while block := _read_checked(f, path, 1 << 22):
             count += block.count(b"\n")
+            carriage_returns += block.count(b"\r")
+    if carriage_returns > count:
+        raise DataError(
+            f"{path}: {carriage_returns:,} lines end in a bare carriage return (old Mac line "
+            f"ends) and only {count:,} in a newline; convert it, e.g. "
+            f"`tr '\\r' '\\n' < {path} > fixed.txt`, and give fixed.txt"
+        )
     return count

@@ -172,4 +172,11 @@ def load_translator(path: str | Path, device: str | torch.device = "cpu", precis
         model = model.to(torch.bfloat16)
     elif precision != "fp32":
         raise ValueError(f"decoding precision {precision!r}: choose fp32 or bf16")
-    return model, Tokenizer(directory)
+    tokenizer = Tokenizer(directory)
+    if tokenizer.vocab_size != model.cfg.vocab_size:  # a foreign spm.model: ids would not fit
+        raise ValueError(
+            f"{tokenizer.path} has {tokenizer.vocab_size:,} pieces but the model in {directory} "
+            f"has a vocabulary of {model.cfg.vocab_size:,}: they come from different runs; put "
+            "the spm.model of the data the model was trained on beside it"
+        )
+    return model, tokenizer

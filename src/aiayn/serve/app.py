@@ -10,7 +10,7 @@ from pathlib import Path
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from aiayn.decode.beam import BeamOptions
 from aiayn.decode.translate import load_translator, nbest_lines
@@ -26,10 +26,15 @@ class Limits:
 
 
 class TranslateRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # a misspelt option is an error, not a default
+
     text: str | list[str] = Field(description="one text, or a list of texts")
     beam: int = Field(4, ge=1)
     nbest: int = Field(1, ge=1)
     attention: bool = Field(False, description="also return the cross-attention matrix")
+
+
+FIELDS = tuple(TranslateRequest.model_fields)
 
 
 def create_app(
@@ -63,6 +68,7 @@ def create_app(
     async def invalid(request: Request, err: RequestValidationError) -> JSONResponse:
         problems = "; ".join(
             f"{'.'.join(str(x) for x in e['loc'] if x != 'body') or 'body'}: {e['msg']}"
+            + (f" (known: {', '.join(FIELDS)})" if e["type"] == "extra_forbidden" else "")
             for e in err.errors()
         )
         return JSONResponse({"detail": f"invalid request: {problems}"}, status_code=422)
@@ -107,6 +113,10 @@ def check_limits(texts: list[str], req: TranslateRequest, limits: Limits) -> Non
         raise HTTPException(413, f"{len(texts)} texts in one request; the limit is "
                                  f"{limits.max_texts}: send several requests")  # fmt: skip
     for i, t in enumerate(texts):
+        if bad := next((c for c in t if "\ud800" <= c <= "\udfff"), None):
+            raise HTTPException(422, f"invalid request: text {i}: holds a lone surrogate "
+                                     f"(\\u{ord(bad):04x}) at character {t.index(bad)}, which is "
+                                     "not Unicode text; send valid UTF-8")  # fmt: skip
         if len(t) > limits.max_chars:
             raise HTTPException(413, f"text {i} has {len(t)} characters; the limit is "
                                      f"{limits.max_chars}: split it into sentences")  # fmt: skip

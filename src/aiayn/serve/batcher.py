@@ -76,10 +76,8 @@ class DynamicBatcher:
                     results = await loop.run_in_executor(
                         self.executor, self.translate, texts, beam, nbest
                     )
-                except Exception as err:  # every waiting request hears of it
-                    for p in members:
-                        if not p.future.done():
-                            p.future.set_exception(err)
+                except Exception as err:
+                    await self._one_by_one(members, err)
                     continue
                 self.batches += 1
                 start = 0
@@ -87,3 +85,23 @@ class DynamicBatcher:
                     if not p.future.done():
                         p.future.set_result(results[start : start + len(p.texts)])
                     start += len(p.texts)
+
+    async def _one_by_one(self, members: list[Pending], err: Exception) -> None:
+        """A batch failed: translate its requests one at a time, so that only the request that
+        caused the failure hears of it."""
+        loop = asyncio.get_running_loop()
+        for p in members:
+            if p.future.done():
+                continue
+            if len(members) == 1:
+                p.future.set_exception(err)
+                continue
+            try:
+                result = await loop.run_in_executor(
+                    self.executor, self.translate, p.texts, p.beam, p.nbest
+                )
+            except Exception as own:
+                p.future.set_exception(own)
+            else:
+                self.batches += 1
+                p.future.set_result(result)

@@ -9,8 +9,10 @@ whole and the new one either complete or absent.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import pickle  # only for its exception class: nothing here is unpickled
 import re
 import shutil
 import tempfile
@@ -21,6 +23,7 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
+from aiayn.files import read_json, replace_dir
 from aiayn.model import Transformer
 from aiayn.model.transformer import CONFIG_FILE, WEIGHTS_FILE
 
@@ -31,6 +34,10 @@ STATE_FILE = "state.json"
 OPTIMIZER_FILE = "optimizer.pt"
 TOKENIZER_FILE = "spm.model"
 _STEP_DIR = re.compile(r"^step_(\d{8})$")
+# What to do about a damaged checkpoint file.
+DAMAGED_FIX = (
+    "the checkpoint {checkpoint} is damaged: delete it, and --resume goes on from the one before"
+)
 
 
 @dataclass(frozen=True)
@@ -75,8 +82,10 @@ def write_checkpoint(
     try:
         _write_files(tmp, model, tokenizer_file, state, optimizer)
         replace_dir(tmp, target)
-    except BaseException:
+    except BaseException as err:
         shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(err, OSError | RuntimeError):
+            _raise_if_disk_full(err, target, model, tokenizer_file, optimizer is not None)
         raise
     return target
 
@@ -92,33 +101,51 @@ def _write_files(directory: Path, model, tokenizer_file, state, optimizer) -> No
             os.fsync(f.fileno())
 
 
-def replace_dir(new: Path, target: Path) -> None:
-    """Rename `new` to `target`; an existing `target` is moved aside first, then removed."""
-    old = None
-    if target.exists():
-        old = target.with_name(f".old-{target.name}-{os.getpid()}")
-        os.replace(target, old)
-    os.replace(new, target)
-    fd = os.open(target.parent, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+def _raise_if_disk_full(
+    err: BaseException, target: Path, model: Transformer, tokenizer_file: Path, with_optimizer: bool
+) -> None:
+    """Turn a failed write on a full disk (torch.save says only "iostream error") into an error
+    that says where, how much is needed, and which checkpoint is the last whole one."""
+    params = sum(p.numel() * p.element_size() for p in model.parameters())
+    needed = params * (3 if with_optimizer else 1) + Path(tokenizer_file).stat().st_size
+    free = shutil.disk_usage(target.parent).free
+    if getattr(err, "errno", None) != errno.ENOSPC and free >= needed:
+        return
+    last = latest(target.parent.parent)
+    raise CheckpointError(
+        errno.ENOSPC,
+        f"the disk holding {target.parent} is full ({free / 2**20:,.1f} MiB free): the "
+        f"checkpoint {target.name} needs about {needed / 2**20:,.1f} MiB and was not written. "
+        f"The last whole checkpoint is {last.path if last else '(none yet)'}. Free some space "
+        "(or lower keep_last), then continue with --resume",
+    ) from err
+
+
+class CheckpointError(OSError):
+    """A checkpoint could not be written or read; the message says why and what to do."""
+
+    def __str__(self) -> str:
+        return str(self.strerror)
 
 
 def read_state(checkpoint: Path) -> dict[str, Any]:
     path = Path(checkpoint) / STATE_FILE
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise FileNotFoundError(f"{path}: missing; not a training checkpoint") from None
+    return read_json(path, DAMAGED_FIX.format(checkpoint=checkpoint))
 
 
 def read_optimizer(checkpoint: Path) -> dict[str, Any]:
     """The optimizer state: tensors and numbers only, so loaded with weights_only=True."""
-    return torch.load(Path(checkpoint) / OPTIMIZER_FILE, map_location="cpu", weights_only=True)
+    path = Path(checkpoint) / OPTIMIZER_FILE
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: missing; {DAMAGED_FIX.format(**locals())}") from None
+    except (RuntimeError, EOFError, pickle.UnpicklingError) as err:
+        reason = str(err).splitlines()[0]
+        raise ValueError(
+            f"{path}: not a readable optimizer state ({reason}); "
+            + DAMAGED_FIX.format(checkpoint=checkpoint)
+        ) from None
 
 
 def clean_up(run: Path, keep_last: int) -> None:
@@ -142,6 +169,14 @@ def average_checkpoints(paths: list[Path], out: Path) -> Path:
     directory (config, weights, tokenizer) that translates like any checkpoint."""
     if not paths:
         raise ValueError("no checkpoints to average")
+    out = Path(out)
+    for path in paths:  # replacing `out` would delete what is being averaged
+        if out.resolve() == Path(path).resolve() or out.resolve() in Path(path).resolve().parents:
+            raise ValueError(
+                f"--out {out}: is or contains the checkpoint {path} being averaged, and would "
+                "replace it; write the average to a new directory, e.g. --out "
+                f"{out.resolve().parent / (out.resolve().name + '-averaged')}"
+            )
     total: dict[str, torch.Tensor] = {}
     for path in paths:
         weights = load_file(str(Path(path) / WEIGHTS_FILE))
@@ -149,7 +184,6 @@ def average_checkpoints(paths: list[Path], out: Path) -> Path:
             raise ValueError(f"{path}: its weights do not match {paths[0]}'s; same run only")
         for name, tensor in weights.items():
             total[name] = total.get(name, 0) + tensor.double()
-    out = Path(out)
     tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{out.name}-", dir=out.parent))
     try:
         averaged = {k: (v / len(paths)).to(torch.float32).contiguous() for k, v in total.items()}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -42,7 +43,24 @@ class MetricsLog:
 
 
 def read_metrics(run: Path) -> list[dict[str, Any]]:
+    """The records of RUN/metrics.jsonl. A torn last line (a run killed while writing it) is
+    skipped with a warning; a damaged line before it is an error naming the line."""
     path = Path(run) / METRICS_FILE
     if not path.is_file():
         return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    lines = path.read_text(encoding="utf-8", errors="replace").split("\n")
+    records = []
+    for n, line in enumerate(lines, start=1):
+        if not line:
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as err:
+            if n == len(lines):  # no line end after it: the write was cut short
+                print(f"warning: {path}, line {n}: incomplete last record skipped (the run was "
+                      "stopped while writing it)", file=sys.stderr)  # fmt: skip
+                continue
+            raise ValueError(
+                f"{path}, line {n}: not a JSON record ({err.msg}); delete or repair that line"
+            ) from None
+    return records

@@ -9,10 +9,12 @@ from pathlib import Path
 
 from aiayn.config import ModelConfig, TrainConfig, check_keys
 from aiayn.data.meta import DataMeta
-from aiayn.files import atomic_write
+from aiayn.files import atomic_write, read_json, require_keys
 from aiayn.train import checkpoint as ckpt
 
 RUN_CONFIG = "run.json"
+# run.json is small: what to do when it is damaged
+RUN_CONFIG_FIX = "repair it by hand (see another run's run.json), or start a new run with --data"
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,8 @@ def create_run(
     root.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(Path(data) / ckpt.TOKENIZER_FILE, root / ckpt.TOKENIZER_FILE)
     config = {"data": str(Path(data).resolve()), "model": model.to_dict(), "train": train.__dict__}
-    (root / RUN_CONFIG).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    text = json.dumps(config, indent=2) + "\n"
+    atomic_write(root / RUN_CONFIG, lambda tmp: tmp.write_text(text, encoding="utf-8"))
     return RunFiles(root, Path(data))
 
 
@@ -56,7 +59,8 @@ def open_run(root: Path) -> tuple[RunFiles, ModelConfig, TrainConfig]:
     path = Path(root) / RUN_CONFIG
     if not path.is_file():
         raise FileNotFoundError(f"{path}: missing; {root} is not a run directory to resume")
-    config = json.loads(path.read_text(encoding="utf-8"))
+    config = read_json(path, RUN_CONFIG_FIX)
+    require_keys(config, ["data", "model", "train"], path, RUN_CONFIG_FIX)
     check_keys(TrainConfig, config["train"], str(path))
     config["train"].setdefault("pad_to", 1)  # a run from before pad_to: keep its batches
     return (
@@ -69,7 +73,7 @@ def open_run(root: Path) -> tuple[RunFiles, ModelConfig, TrainConfig]:
 def save_train_config(run: RunFiles, train: TrainConfig) -> None:
     """Record changed training settings (e.g. a longer max_steps when resuming)."""
     path = run.root / RUN_CONFIG
-    config = json.loads(path.read_text(encoding="utf-8"))
+    config = read_json(path, RUN_CONFIG_FIX)
     config["train"] = train.__dict__
     text = json.dumps(config, indent=2) + "\n"
     atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))

@@ -31,6 +31,7 @@ from aiayn.train.distributed import Distributed
 from aiayn.train.host_memory import heap_trimmer
 from aiayn.train.loss import label_smoothed_loss
 from aiayn.train.metrics import MetricsLog
+from aiayn.train.recovery import last_good
 from aiayn.train.run import RunFiles
 from aiayn.train.schedule import learning_rate
 from aiayn.train.validate import Validation, validate
@@ -269,11 +270,11 @@ class Trainer:
             message = f"step {self.state.step + 1}: non-finite loss, update skipped ({n} in a row)"
             tqdm.write(message, file=sys.stderr)
         if n >= self.cfg.max_bad_steps:
-            last = ckpt.latest(self.run.root)
+            last, why = last_good(self.run.root)
             raise TrainingError(
                 f"{n} updates in a row had a non-finite loss; stopping. The last good checkpoint "
-                f"is {last.path if last else '(none yet)'}. Try a lower lr_scale, clip_norm=1, "
-                "or precision=fp32"
+                f"is {last.path if last else '(none)'}: {why}. Try a lower lr_scale, "
+                "clip_norm=1, or precision=fp32"
             )
         return [math.nan, math.nan, total_tokens, *totals[3:]]
 

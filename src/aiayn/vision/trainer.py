@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from aiayn.files import atomic_write
+from aiayn.files import atomic_write, replace_dir
 from aiayn.train import checkpoint as ckpt
 from aiayn.train.metrics import MetricsLog
 from aiayn.vision.batches import Batch, train_batch
@@ -114,7 +114,7 @@ class VisionTrainer:
             for path in tmp.iterdir():
                 with open(path, "rb") as f:
                     os.fsync(f.fileno())
-            ckpt.replace_dir(tmp, target)
+            replace_dir(tmp, target)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise

@@ -1,0 +1,483 @@
+"""The bad-input suite: every case of issue 16, tried as a new user would, on a tiny run.
+
+Each case sets up its own copy of a prepared directory or a run, does one bad thing through the
+command line (in process, as `aiayn ...`), and reports the exit code, the message and whether
+data was lost. `tests/test_bad_input.py` asserts every row; run this module to print the table:
+
+    .venv/bin/python -m tests.bad_input
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import io
+import json
+import shutil
+import sys
+import tempfile
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from unittest import mock
+
+import torch
+
+from aiayn import Transformer, preset
+from aiayn.cli import main
+from aiayn.data.prepare import PrepareOptions, prepare
+from aiayn.train import checkpoint as ckpt
+from tests.data.conftest import synthetic_pairs, write_tsv
+
+TINY = ["--preset", "tiny", "--max-tokens", "160", "--update-freq", "2", "--no-progress",
+        "--set", "valid_every=0", "save_minutes=0", "log_every=1", "warmup=20",
+        "save_every=2"]  # fmt: skip
+SMALL_PREPARE = ["--valid-size", "20", "--test-size", "20", "--vocab-size", "64", "--no-progress"]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    code: int  # exit status; 1 = an uncaught exception (a traceback)
+    message: str  # what the user read on stderr
+    kept: bool = True  # the user's data is whole afterwards (and any setting asked for kept)
+    traceback: bool = False
+
+
+@dataclass(frozen=True)
+class Fixtures:
+    """What the cases start from (never changed by them: they copy it)."""
+
+    corpus: Path  # a good TSV corpus
+    data: Path  # prepared from it
+    run: Path  # trained 6 steps, a checkpoint every 2
+    big_data: Path  # another preparation with a larger vocabulary
+
+
+def make_fixtures(root: Path, data: Path | None = None) -> Fixtures:
+    corpus = write_tsv(root / "corpus.tsv", synthetic_pairs(400, seed=11))
+    sizes = dict(valid_size=20, test_size=20, progress=False)
+    if data is None:
+        data = root / "data"
+        prepare(PrepareOptions(out=data, corpus=str(corpus), vocab_size=64, **sizes))
+    big = root / "big-data"
+    prepare(PrepareOptions(out=big, corpus=str(corpus), vocab_size=100, **sizes))
+    run = root / "run"
+    outcome = aiayn(["train", "--data", str(data), "--out", str(run), *TINY, "--max-steps", "6"])
+    assert outcome.code == 0, outcome.message
+    return Fixtures(corpus, data, run, big)
+
+
+def aiayn(argv: list[str]) -> Outcome:
+    """Run the command line in process; an exception that escapes it is a traceback."""
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            code = main(argv)
+        except SystemExit as exit_:  # argparse's own refusals
+            code = int(exit_.code or 0)
+        except Exception:
+            traceback.print_exc(file=err)
+            return Outcome(1, err.getvalue(), traceback=True)
+    return Outcome(code, err.getvalue())
+
+
+def digest(directory: Path) -> str:
+    """A hash of every file under a directory (to see that nothing changed)."""
+    h = hashlib.sha256()
+    for path in sorted(p for p in Path(directory).rglob("*") if p.is_file()):
+        h.update(str(path.relative_to(directory)).encode() + path.read_bytes())
+    return h.hexdigest()
+
+
+def copy(src: Path, dst: Path) -> Path:
+    shutil.copytree(src, dst)
+    return dst
+
+
+def with_data(run: Path, data: Path) -> Path:
+    """Point a copied run's run.json at a copied data directory."""
+    config = json.loads((run / "run.json").read_text())
+    config["data"] = str(data)
+    (run / "run.json").write_text(json.dumps(config))
+    return run
+
+
+def cut(path: Path, size: int) -> None:
+    path.write_bytes(path.read_bytes()[:size])
+
+
+# -- the cases: (fixtures, a fresh directory) -> Outcome ---------------------------------------
+
+
+def average_into_the_run(f: Fixtures, tmp: Path) -> Outcome:
+    run = copy(f.run, tmp / "run")
+    before = digest(run / "checkpoints")
+    out = aiayn(["average", str(run), "--out", str(run)])
+    return Outcome(out.code, out.message, digest(run / "checkpoints") == before, out.traceback)
+
+
+def prepare_again_with_a_bad_corpus(f: Fixtures, tmp: Path) -> Outcome:
+    data = copy(f.data, tmp / "data")
+    before = digest(data)
+    lines = f.corpus.read_text().splitlines()
+    lines[56] += "\tthird column"  # line 57
+    bad = tmp / "bad.tsv"
+    bad.write_text("\n".join(lines) + "\n")
+    out = aiayn(["prepare", "--out", str(data), "--corpus", str(bad), *SMALL_PREPARE])
+    return Outcome(out.code, out.message, digest(data) == before, out.traceback)
+
+
+def repeated_set_groups(f: Fixtures, tmp: Path) -> Outcome:
+    run = tmp / "run"
+    argv = ["train", "--data", str(f.data), "--out", str(run), "--preset", "tiny", "--no-progress",
+            "--max-steps", "2", "--set", "save_every=2", "--set", "log_every=1"]  # fmt: skip
+    out = aiayn(argv)
+    train = json.loads((run / "run.json").read_text())["train"]
+    kept = (train["save_every"], train["log_every"]) == (2, 1)
+    return Outcome(out.code, out.message, kept, out.traceback)
+
+
+def old_mac_line_ends(f: Fixtures, tmp: Path) -> Outcome:
+    corpus = tmp / "mac.tsv"
+    corpus.write_bytes(f.corpus.read_bytes().replace(b"\n", b"\r"))
+    return aiayn(["prepare", "--out", str(tmp / "data"), "--corpus", str(corpus), *SMALL_PREPARE])
+
+
+def divergence_names_a_sane_checkpoint(f: Fixtures, tmp: Path) -> Outcome:
+    run = copy(f.run, tmp / "run")  # 6 good steps; now a learning rate a million times larger
+    return aiayn(["train", "--out", str(run), "--resume", "--max-steps", "60", "--no-progress",
+                  "--set", "lr_scale=1e6", "save_every=1"])  # fmt: skip
+
+
+def ids_file_cut(fraction: float) -> Callable[[Fixtures, Path], Outcome]:
+    def case(f: Fixtures, tmp: Path) -> Outcome:
+        data = copy(f.data, tmp / "data")
+        ids = data / "train.src.ids"
+        size = ids.stat().st_size
+        cut(ids, size - 1 if fraction == 1 else int(size * fraction) // 2 * 2)  # odd: not whole
+        run = with_data(copy(f.run, tmp / "run"), data)
+        return aiayn(["train", "--out", str(run), "--resume", "--max-steps", "8", "--no-progress"])
+
+    return case
+
+
+def damaged_newest_checkpoint(damage: Callable[[Path], None]) -> Callable:
+    def case(f: Fixtures, tmp: Path) -> Outcome:
+        run = copy(f.run, tmp / "run")
+        newest = ckpt.latest(run)
+        damage(newest.path)
+        out = aiayn(["train", "--out", str(run), "--resume", "--max-steps", "8", "--no-progress"])
+        resumed = "resumed from" in out.message and "step_00000004 (step 4)" in out.message
+        aside = (run / "checkpoints" / f"damaged-{newest.path.name}").is_dir()  # kept, renamed
+        return Outcome(out.code, out.message, resumed and aside and ckpt.latest(run).step == 8)
+
+    return case
+
+
+def half(name: str) -> Callable[[Path], None]:
+    return lambda checkpoint: cut(checkpoint / name, (checkpoint / name).stat().st_size // 2)
+
+
+def invalid_json(name: str) -> Callable[[Path], None]:
+    return lambda directory: (directory / name).write_text('{"step": 6 "oops": 1}')
+
+
+def damaged_run_json(f: Fixtures, tmp: Path) -> Outcome:
+    run = copy(f.run, tmp / "run")
+    invalid_json("run.json")(run)
+    return aiayn(["train", "--out", str(run), "--resume", "--no-progress"])
+
+
+def damaged_meta(change: Callable[[Path], None]) -> Callable:
+    def case(f: Fixtures, tmp: Path) -> Outcome:
+        data = copy(f.data, tmp / "data")
+        change(data)
+        return aiayn(["train", "--data", str(data), "--out", str(tmp / "run"), *TINY])
+
+    return case
+
+
+def without_vocab_size(data: Path) -> None:
+    meta = json.loads((data / "meta.json").read_text())
+    del meta["vocab_size"]
+    (data / "meta.json").write_text(json.dumps(meta))
+
+
+def torn_metrics_line(f: Fixtures, tmp: Path) -> Outcome:
+    run = copy(f.run, tmp / "run")
+    with open(run / "metrics.jsonl", "a") as out:
+        out.write('{"kind": "train", "step": 7, "lo')  # killed mid-write
+    out = aiayn(["plot", "metrics", str(run), "--out", str(tmp / "m.png")])
+    return Outcome(out.code, out.message, (tmp / "m.png").is_file(), out.traceback)
+
+
+def foreign_vocabulary(bigger_model: bool) -> Callable:
+    def case(f: Fixtures, tmp: Path) -> Outcome:
+        model = tmp / "model"
+        if bigger_model:
+            torch.manual_seed(0)
+            Transformer(preset("tiny", vocab_size=100)).save(model)
+            shutil.copyfile(f.data / "spm.model", model / "spm.model")  # 64 pieces
+        else:
+            copy(ckpt.latest(f.run).path, model)  # a 64-piece model
+            shutil.copyfile(f.big_data / "spm.model", model / "spm.model")
+        (tmp / "in.txt").write_text("The dog sees a cat.\n")
+        return aiayn(["translate", "--model", str(model), "--input", str(tmp / "in.txt")])
+
+    return case
+
+
+def disk_full_while_saving(f: Fixtures, tmp: Path) -> Outcome:
+    """Simulated: torch.save fails as it does on a full disk, and 10 kB are left free."""
+    run = copy(f.run, tmp / "run")
+    before = digest(run / "checkpoints")
+
+    def full(obj, path, *args, **kwargs):
+        Path(path).write_bytes(b"\0" * 100)
+        raise RuntimeError("[enforce fail at inline_container.cc:664] . basic_ios::clear: "
+                           "iostream error")  # fmt: skip
+
+    usage = shutil.disk_usage(tmp)._replace(free=10_000)
+    with mock.patch.object(torch, "save", full), mock.patch.object(shutil, "disk_usage",
+                                                                   return_value=usage):  # fmt: skip
+        out = aiayn(["train", "--out", str(run), "--resume", "--max-steps", "8", "--no-progress"])
+    kept = digest(run / "checkpoints") == before and not list(run.glob("checkpoints/.tmp-*"))
+    return Outcome(out.code, out.message, kept, out.traceback)
+
+
+def serve_request(body: str) -> Callable[[Fixtures, Path], Outcome]:
+    """POST a raw JSON body to the API serving the tiny run; the HTTP status is the code."""
+
+    def case(f: Fixtures, tmp: Path) -> Outcome:
+        from fastapi.testclient import TestClient
+
+        from aiayn.serve.app import create_app
+
+        with TestClient(create_app(f.run)) as client:
+            response = client.post("/translate", content=body.encode(),
+                                   headers={"Content-Type": "application/json"})  # fmt: skip
+            alive = client.post("/translate", json={"text": "The dog sees."}).status_code == 200
+        return Outcome(response.status_code, response.json()["detail"], alive)
+
+    return case
+
+
+def one_bad_request_in_a_batch(f: Fixtures, tmp: Path) -> Outcome:
+    """Eight requests in one dynamic batch, the model failing on one of them (a stand-in that
+    answers each text distinctly); the code is the number of good requests that failed."""
+    from aiayn.serve.batcher import DynamicBatcher
+
+    def translate(texts: list[str], beam: int, nbest: int) -> list[list[tuple[str, float]]]:
+        if "BAD" in texts:
+            raise RuntimeError("the model failed on text 'BAD'")
+        return [[(text[::-1], 0.0)] for text in texts]
+
+    async def scenario() -> list:
+        batcher = DynamicBatcher(translate, wait_ms=50)
+        batcher.start()
+        texts = [f"text {i}" for i in range(7)] + ["BAD"]
+        got = await asyncio.gather(*(batcher.submit([t], 1, 1) for t in texts),
+                                   return_exceptions=True)  # fmt: skip
+        await batcher.stop()
+        return got
+
+    got = asyncio.run(scenario())
+    good = [g for g in got[:7] if not isinstance(g, Exception)]
+    right = [g[0][0][0] for g in good] == [f"text {i}"[::-1] for i in range(7)]
+    return Outcome(7 - len(good), f"the bad request got: {got[7]}", right)
+
+
+def argv_case(*argv: str) -> Callable[[Fixtures, Path], Outcome]:
+    def case(f: Fixtures, tmp: Path) -> Outcome:
+        names = {"RUN": str(f.run), "DATA": str(f.data), "TMP": str(tmp)}
+        return aiayn([names.get(a, a).replace("TMP", str(tmp)) for a in argv])
+
+    return case
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    run: Callable[[Fixtures, Path], Outcome]
+    code: int  # the exit code expected
+    says: tuple[str, ...]  # what the message must name
+
+
+CASES = [
+    Case(
+        "average RUN --out RUN",
+        average_into_the_run,
+        2,
+        ("--out", "is or contains", "new directory"),
+    ),
+    Case(
+        "prepare over good data, corpus bad at line 57",
+        prepare_again_with_a_bad_corpus,
+        2,
+        ("bad.tsv, line 57", "expected 2", "fix or remove"),
+    ),
+    Case("--set save_every=2 --set log_every=1", repeated_set_groups, 0, ()),
+    Case(
+        "corpus with old Mac (CR) line ends",
+        old_mac_line_ends,
+        2,
+        ("mac.tsv", "bare carriage return", "tr '\\r' '\\n'"),
+    ),
+    Case(
+        "divergence (lr_scale=1e6): the last good checkpoint",
+        divergence_names_a_sane_checkpoint,
+        3,
+        ("non-finite", "step_00000006", "within 1.5x", "lower lr_scale"),
+    ),
+    Case(
+        "train.src.ids cut to half",
+        ids_file_cut(0.5),
+        2,
+        ("train.src.ids", "cut short", "re-run `aiayn prepare"),
+    ),
+    Case(
+        "train.src.ids cut to an odd size",
+        ids_file_cut(1.0),
+        2,
+        ("train.src.ids", "bytes", "re-run `aiayn prepare"),
+    ),
+    Case(
+        "newest model.safetensors truncated",
+        damaged_newest_checkpoint(half("model.safetensors")),
+        0,
+        ("skipped the damaged checkpoint", "step_00000006", "model.safetensors"),
+    ),
+    Case(
+        "newest optimizer.pt truncated",
+        damaged_newest_checkpoint(half("optimizer.pt")),
+        0,
+        ("skipped the damaged checkpoint", "step_00000006", "optimizer.pt"),
+    ),
+    Case(
+        "newest state.json invalid",
+        damaged_newest_checkpoint(invalid_json("state.json")),
+        0,
+        ("skipped the damaged checkpoint", "state.json is not valid JSON"),
+    ),
+    Case(
+        "run.json invalid",
+        damaged_run_json,
+        2,
+        ("run.json, line 1 column 12", "not valid JSON", "repair it"),
+    ),
+    Case(
+        "meta.json invalid",
+        damaged_meta(invalid_json("meta.json")),
+        2,
+        ("meta.json, line 1 column 12", "re-run `aiayn prepare"),
+    ),
+    Case(
+        "meta.json without vocab_size",
+        damaged_meta(without_vocab_size),
+        2,
+        ("meta.json: missing key(s) ['vocab_size']", "re-run `aiayn prepare"),
+    ),
+    Case(
+        "plot metrics, torn last line",
+        torn_metrics_line,
+        0,
+        ("metrics.jsonl, line", "incomplete last record skipped"),
+    ),
+    Case(
+        "spm.model of 100 pieces, model of 64",
+        foreign_vocabulary(False),
+        2,
+        ("100 pieces", "vocabulary of 64", "spm.model"),
+    ),
+    Case(
+        "spm.model of 64 pieces, model of 100",
+        foreign_vocabulary(True),
+        2,
+        ("64 pieces", "vocabulary of 100"),
+    ),
+    Case(
+        "disk full while saving (simulated)",
+        disk_full_while_saving,
+        2,
+        ("is full", "needs about", "MiB", "last whole checkpoint is", "step_00000006"),
+    ),
+    Case(
+        "plot positional --d-model 7",
+        argv_case("plot", "positional", "--d-model", "7", "--out", "TMP/p.png"),
+        2,
+        ("--d-model 7", "even"),
+    ),
+    Case(
+        "average --last -1",
+        argv_case("average", "RUN", "--last", "-1", "--out", "TMP/avg"),
+        2,
+        ("--last -1", "1 or more"),
+    ),
+    Case(
+        "plot lr --warmup 0",
+        argv_case("plot", "lr", "--warmup", "0", "--out", "TMP/lr.png"),
+        2,
+        ("--warmup 0", "1 or more"),
+    ),
+    Case(
+        "serve: a lone surrogate in the text",
+        serve_request('{"text": "The dog\\ud800 sees."}'),
+        422,
+        ("text 0", "lone surrogate (\\ud800) at character 7", "send valid UTF-8"),
+    ),
+    Case(
+        'serve: a misspelt field ("beem": 8)',
+        serve_request('{"text": "The dog sees.", "beem": 8}'),
+        422,
+        ("beem: Extra inputs are not permitted", "known: text, beam, nbest"),
+    ),
+    Case(
+        "serve: the model fails on 1 request of a batch of 8",
+        one_bad_request_in_a_batch,
+        0,
+        ("the model failed on text 'BAD'",),
+    ),
+    Case(
+        "train --resume in an empty directory",
+        argv_case("train", "--out", "TMP/none", "--resume"),
+        2,
+        ("TMP/none", "no run to resume", "--data"),
+    ),
+]
+
+
+def run_case(case: Case, fixtures: Fixtures, tmp: Path) -> Outcome:
+    tmp.mkdir(parents=True, exist_ok=True)
+    outcome = case.run(fixtures, tmp)
+    return Outcome(outcome.code, outcome.message.replace(str(tmp), "TMP"), outcome.kept,
+                   outcome.traceback)  # fmt: skip
+
+
+def last_line(message: str) -> str:
+    lines = [line for line in message.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def main_table() -> int:
+    """Run every case; print a Markdown table and the totals."""
+    rows, tracebacks, lost = [], 0, 0
+    with tempfile.TemporaryDirectory() as root:
+        fixtures = make_fixtures(Path(root))
+        for i, case in enumerate(CASES):
+            outcome = run_case(case, fixtures, Path(root) / f"case{i}")
+            tracebacks += outcome.traceback
+            lost += not outcome.kept
+            rows.append((case.name, outcome.code, last_line(outcome.message), outcome.kept))
+    print("| case | exit code | message (last line) | data kept |")
+    print("|---|---|---|---|")
+    for name, code, message, kept in rows:
+        message = message.replace("|", "\\|")
+        print(f"| {name} | {code} | {message} | {'yes' if kept else 'NO'} |")
+    print(f"\n{len(rows)} cases, {tracebacks} tracebacks, {lost} with data lost")
+    return int(bool(tracebacks or lost))
+
+
+if __name__ == "__main__":
+    sys.exit(main_table())
