@@ -111,7 +111,8 @@ def test_batches_that_ranks_cannot_share_fail_at_construction():
 
 def test_pad_to_rounds_the_costs_and_keeps_the_budget():
     rng = np.random.default_rng(0)
-    src, tgt = rng.integers(1, 60, 500), rng.integers(1, 60, 500)
+    src = rng.integers(1, 60, 3000)
+    tgt = np.clip(src + rng.integers(-4, 5, 3000), 1, None)  # a translation's length follows
     plain = TokenBatchSampler(src, tgt, 1000, seed=1)
     padded = TokenBatchSampler(src, tgt, 1000, seed=1, pad_to=8)
     assert (padded.src_cost % 8 == 0).all() and (padded.tgt_cost % 8 == 0).all()
