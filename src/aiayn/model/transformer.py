@@ -130,8 +130,9 @@ class Transformer(nn.Module):
 
     def project(self, h: Tensor) -> Tensor:
         """Pre-softmax linear projection: (B, T, D) -> (B, T, V) logits."""
-        weight = self.src_embed.weight if self.out_proj is None else self.out_proj.weight
-        return h @ weight.t()  # (B, T, V)
+        if self.out_proj is not None:  # a module call, so a quantized layer can stand in
+            return self.out_proj(h)  # (B, T, V)
+        return h @ self.src_embed.weight.t()  # (B, T, V)
 
     # -- encoder ------------------------------------------------------------------------------
 
