@@ -94,7 +94,8 @@ def beam_search(model: Transformer, src: Tensor, opts: BeamOptions) -> list[list
     B = src.shape[0]
     limit = max_lengths(src, cfg.pad_id, opts.max_len_a, opts.max_len_b).tolist()  # per sentence
     results = [Sentence() for _ in range(B)]
-    cache = model.init_cache(model.encode(src)).expand(K)  # K hypotheses share each source
+    cache = model.init_cache(model.encode(src), capacity=max(limit))
+    cache = cache.expand(K)  # K hypotheses share each source
     active = list(range(B))  # sentence of each active block of K rows
     tokens = torch.full((B * K, 1), cfg.bos_id, dtype=torch.long, device=src.device)  # (B*K, t)
     # log P of each live hypothesis; at the start only the first of each K is live

@@ -47,7 +47,7 @@ def token_by_token(
     limit = max_lengths(src, cfg.pad_id, a, b)  # (B,)
     B, T_max = src.shape[0], int(limit.max())
     out = torch.full((B, T_max), cfg.pad_id, dtype=torch.long, device=src.device)  # (B, T)
-    cache = model.init_cache(model.encode(src))
+    cache = model.init_cache(model.encode(src), capacity=T_max)
     active = torch.arange(B, device=src.device)  # (B',) rows still decoding
     step = torch.full((B, 1), cfg.bos_id, dtype=torch.long, device=src.device)  # (B', 1)
     for t in range(T_max):
