@@ -1,23 +1,28 @@
-"""Decoding throughput against Hugging Face `generate` and CTranslate2, in one run.
+"""Decoding throughput against Hugging Face `generate` and CTranslate2: like with like.
 
-    .venv/bin/pip install ctranslate2          # benchmark-only
-    .venv/bin/python benchmarks/decode_bench.py [--data data/en-de] [--out-len 50]
+    .venv/bin/pip install -e ".[bench]"       # ctranslate2, benchmark-only
+    .venv/bin/python benchmarks/decode_bench.py [--data data/en-de] [--repeats 5] [--out-len 50]
 
-The `small` preset with random weights; every system decodes exactly `--out-len` tokens per
-sentence (end of sentence held back until then, then forced), so random weights serve. The
-Hugging Face model is a MarianMTModel of the same shape holding our weights, and CTranslate2
-converts that Hugging Face model (its tokenizer files are made from the data's SentencePiece
-model). Our own weights also go through `aiayn export`: to CTranslate2 (built with its spec
-API) and to ONNX graphs that our search decodes on ONNX Runtime ("aiayn export -> ...").
-Reported: sentences/s and target tokens/s, greedy and beam 4, batch 1 and 32.
+The `small` preset with random weights, the same weights for every system: aiayn loads them from
+a model directory, Hugging Face holds them in a `MarianMTModel` (its default attention
+implementation), and CTranslate2 converts that Marian model. Every system decodes exactly
+`--out-len` tokens per sentence (end of sentence held back, then forced), so random weights
+serve; greedy and beam 4, batch 1 and 32, 30-token sources.
+
+Every timing is taken in a fresh child process that loads its system, warms it up on the same
+batch and times one run of each configuration; the parent imports neither torch nor
+CTranslate2 and only waits, so no idle thread pool of another library spins beside the one
+being timed. The systems take turns (the order rotates each round), and each is timed
+`--repeats` times: median and min-max. Printed with the CPU model, threads, versions and the
+load average before each round (a shared host shows there).
 """
 
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import os
+import platform
 import statistics
 import subprocess
 import sys
@@ -25,70 +30,67 @@ import tempfile
 import time
 from pathlib import Path
 
-if not os.environ.get("AIAYN_BENCH_NO_TORCH"):  # the CTranslate2 child process skips these
+CONFIGS = [(1, 1), (1, 4), (32, 1), (32, 4)]  # (batch, beam)
+
+# name -> (kind, precision, environment); CTranslate2 entries: (intra_threads, inter_threads).
+SYSTEMS: dict[str, tuple[str, str, dict]] = {
+    "aiayn fp32": ("aiayn", "fp32", {}),
+    "aiayn bf16": ("aiayn", "bf16", {}),
+    "aiayn int8": ("aiayn", "int8", {}),
+    "HF generate fp32": ("hf", "fp32", {}),
+    "CT2 fp32 2 thr": ("ct2", "float32", {"intra": 2}),
+    "CT2 int8 1 thr": ("ct2", "int8", {"intra": 1}),
+    "CT2 int8 2 thr": ("ct2", "int8", {"intra": 2}),
+    "CT2 int8 2 thr, passive wait": ("ct2", "int8", {"intra": 2, "OMP_WAIT_POLICY": "PASSIVE"}),
+}
+# Side by side in the tables: each aiayn precision with the peer entries of its class.
+CLASSES = {"fp32": ["aiayn fp32", "HF generate fp32", "CT2 fp32 2 thr"],
+           "int8 / bf16": ["aiayn int8", "aiayn bf16", "CT2 int8 1 thr", "CT2 int8 2 thr",
+                           "CT2 int8 2 thr, passive wait"]}  # fmt: skip
+
+
+# -- set-up (a child process): weights, sources, the peers' model directories ---------------
+
+
+def setup(data: Path, out: Path, src_len: int) -> None:
+    """Write the shared weights (aiayn, HF and CTranslate2 forms) and the source batches."""
     import torch
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.* peers
-
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.* (the HF copy)
     from aiayn import Transformer, preset
     from aiayn.data.vocab import Tokenizer
-    from aiayn.decode.beam import BeamOptions, beam_search
-    from aiayn.decode.greedy import greedy_decode
     from tests.model.test_parity_marian import marian_like
 
-
-def sources(cfg, n: int, length: int, seed: int = 0) -> torch.Tensor:
-    g = torch.Generator().manual_seed(seed)
-    src = torch.randint(4, cfg.vocab_size, (n, length + 1), generator=g)
-    src[:, -1] = cfg.eos_id
-    return src
-
-
-def timed(fn, repeats: int) -> float:
-    fn()  # warm-up
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
-def ours(model, src, beam: int, out_len: int):
-    """What `aiayn translate --beam N [--precision bf16]` runs (bf16: the weights are cast)."""
-    opts = BeamOptions(beam=beam, max_len_a=0.0, max_len_b=out_len + 1, min_len=out_len)
-
-    def run():
-        with torch.inference_mode():
-            if beam == 1:
-                out = greedy_decode(model, src, a=0.0, b=out_len + 1, min_len=out_len)
-            else:
-                out = [h[0].tokens for h in beam_search(model, src, opts)]
-        assert all(len(x) == out_len for x in out), "not the fixed length"
-
-    return run
+    torch.manual_seed(0)
+    tok = Tokenizer(data)
+    cfg = preset("small", vocab_size=tok.vocab_size, positional="concatenated")
+    model = Transformer(cfg).eval()
+    model.save(out / "aiayn")
+    marian = marian_like(model)
+    marian.save_pretrained(out / "hf")
+    ct2_convert(model, data / "spm.model", out)
+    g = torch.Generator().manual_seed(0)
+    sources = {}
+    for batch in sorted({b for b, _ in CONFIGS}):
+        src = torch.randint(4, cfg.vocab_size, (batch, src_len + 1), generator=g)
+        src[:, -1] = cfg.eos_id
+        pieces = [[tok.sp.id_to_piece(i) for i in row[:-1].tolist()] for row in src]
+        sources[batch] = {"ids": src.tolist(), "pieces": pieces}
+    (out / "sources.json").write_text(json.dumps(sources))
 
 
-def hf(marian, src, beam: int, out_len: int):
-    def run():
-        with torch.inference_mode():
-            out = marian.generate(
-                input_ids=src, attention_mask=torch.ones_like(src), num_beams=beam,
-                do_sample=False, max_new_tokens=out_len + 1, min_new_tokens=out_len + 1,
-                early_stopping=True,
-            )  # fmt: skip
-        assert out.shape[1] >= out_len
-
-    return run
-
-
-def ctranslate2_model(cfg, spm_model: Path, directory: Path) -> Path:
-    """A Hugging Face Marian model of our shape, in Marian's own conventions (padding is an
-    extra last token, which CTranslate2's converter removes), converted by CTranslate2."""
-    import ctranslate2
+def ct2_convert(model, spm_model: Path, out: Path) -> None:
+    """CTranslate2's copy of our weights, through a Hugging Face Marian model in Marian's own
+    conventions: padding is an extra last token (the converter drops it), so our V rows come
+    first. (CTranslate2 starts decoding from its own start token; with the length fixed, the
+    work is the same.)"""
+    import torch
     from transformers import MarianConfig, MarianMTModel
 
-    V = cfg.vocab_size
+    from aiayn.data.vocab import Tokenizer
+    from tests.model.test_parity_marian import copy_weights
+
+    cfg, V = model.cfg, model.cfg.vocab_size
     config = MarianConfig(
         vocab_size=V + 1, d_model=cfg.d_model, encoder_layers=cfg.n_encoder_layers,
         decoder_layers=cfg.n_decoder_layers, encoder_attention_heads=cfg.n_heads,
@@ -96,8 +98,16 @@ def ctranslate2_model(cfg, spm_model: Path, directory: Path) -> Path:
         activation_function="relu", scale_embedding=True, pad_token_id=V, eos_token_id=cfg.eos_id,
         decoder_start_token_id=V, max_position_embeddings=512,
     )  # fmt: skip
-    hf_dir, ct2_dir = directory / "hf", directory / "ct2"
-    MarianMTModel(config).save_pretrained(hf_dir)
+    marian = MarianMTModel(config).eval()
+    padded = type(model)(cfg.replace(vocab_size=V + 1)).eval()
+    with torch.no_grad():
+        padded.load_state_dict(
+            {k: torch.cat((v, v[:1] * 0)) if v.shape[:1] == (V,) else v
+             for k, v in model.state_dict().items()}
+        )  # fmt: skip
+        copy_weights(padded, marian)
+    hf_dir = out / "ct2-hf"
+    marian.save_pretrained(hf_dir)
     tok = Tokenizer(spm_model)
     vocab = {tok.sp.id_to_piece(i): i for i in range(1, V)} | {"<blank>": 0, "<pad>": V}
     (hf_dir / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
@@ -106,71 +116,185 @@ def ctranslate2_model(cfg, spm_model: Path, directory: Path) -> Path:
     (hf_dir / "tokenizer_config.json").write_text(
         json.dumps({"tokenizer_class": "MarianTokenizer", "source_lang": "en", "target_lang": "de"})
     )
-    ctranslate2.converters.TransformersConverter(str(hf_dir)).convert(str(ct2_dir), force=True)
-    return ct2_dir
-
-
-def exported_engines(model, spm_model: Path, directory: Path):
-    """Our own weights exported by `aiayn export`: a CTranslate2 directory and ONNX graphs."""
-    from aiayn.engines.onnx import OnnxModel
-    from aiayn.export.ctranslate2 import export_ctranslate2
-    from aiayn.export.onnx import export_onnx
-
-    model.save(directory / "ours")
-    (directory / "ours" / "spm.model").write_bytes(Path(spm_model).read_bytes())
-    export_onnx(directory / "ours", directory / "onnx")
-    return export_ctranslate2(directory / "ours", directory / "ct2-ours"), OnnxModel(
-        directory / "onnx", threads=2
-    )
-
-
-def ct2(
-    ct2_dir: Path, tokens: list[list[str]], beam: int, out_len: int, compute: str, threads: int
-):
     import ctranslate2
 
-    translator = ctranslate2.Translator(
-        str(ct2_dir), device="cpu", compute_type=compute, inter_threads=1, intra_threads=threads
-    )
+    converter = ctranslate2.converters.TransformersConverter(str(hf_dir))
+    converter.convert(str(out / "ct2"), force=True)
 
-    def run():
-        out = translator.translate_batch(
-            tokens, beam_size=beam, max_batch_size=len(tokens), min_decoding_length=out_len + 1,
-            max_decoding_length=out_len + 1, return_scores=False,
+
+# -- one timing (a child process) -----------------------------------------------------------
+
+
+def runner(system: str, directory: Path, out_len: int):
+    """A function (batch, beam) -> a callable that decodes that batch once."""
+    kind, precision, options = SYSTEMS[system]
+    sources = json.loads((directory / "sources.json").read_text())
+    if kind == "ct2":
+        import ctranslate2
+
+        translator = ctranslate2.Translator(
+            str(directory / "ct2"), device="cpu", compute_type=precision,
+            intra_threads=options["intra"], inter_threads=1,
         )  # fmt: skip
-        assert all(len(r.hypotheses[0]) >= out_len for r in out)
 
-    return run
+        def ct2_run(batch: int, beam: int):
+            pieces = sources[str(batch)]["pieces"]
+            return lambda: translator.translate_batch(
+                pieces, beam_size=beam, max_batch_size=batch, min_decoding_length=out_len + 1,
+                max_decoding_length=out_len + 1, return_scores=False,
+            )  # fmt: skip
+
+        return ct2_run
+    import torch
+
+    def ids(batch: int) -> torch.Tensor:
+        return torch.tensor(sources[str(batch)]["ids"])
+
+    if kind == "hf":
+        from transformers import MarianMTModel
+
+        marian = MarianMTModel.from_pretrained(directory / "hf").eval()  # default attention
+        print(f"HF attention: {marian.config._attn_implementation}", file=sys.stderr)
+
+        def hf_run(batch: int, beam: int):
+            src = ids(batch)
+            return lambda: marian.generate(
+                input_ids=src, attention_mask=torch.ones_like(src), num_beams=beam,
+                do_sample=False, max_new_tokens=out_len + 1, min_new_tokens=out_len + 1,
+                early_stopping=True,
+            )  # fmt: skip
+
+        return hf_run
+    from aiayn import Transformer
+    from aiayn.decode.beam import BeamOptions, beam_search
+    from aiayn.decode.greedy import greedy_decode
+    from aiayn.decode.precision import for_decoding
+
+    model = for_decoding(Transformer.load(directory / "aiayn").eval(), precision)
+
+    def aiayn_run(batch: int, beam: int):
+        """What `aiayn translate --beam N --precision P` runs."""
+        src = ids(batch)
+        opts = BeamOptions(beam=beam, max_len_a=0.0, max_len_b=out_len + 1, min_len=out_len)
+
+        def run():
+            with torch.inference_mode():
+                if beam == 1:
+                    out = greedy_decode(model, src, a=0.0, b=out_len + 1, min_len=out_len)
+                else:
+                    out = [h[0].tokens for h in beam_search(model, src, opts)]
+            assert all(len(x) == out_len for x in out), "not the fixed length"
+
+        return run
+
+    return aiayn_run
 
 
-CT2_CONFIGS = {
-    "CTranslate2 fp32 2 threads": ("float32", 2),
-    "CTranslate2 int8 1 thread": ("int8", 1),
-    "CTranslate2 int8 2 threads": ("int8", 2),
-}
+def child(system: str, directory: Path, out_len: int) -> None:
+    """Print {"batch,beam": seconds} for one system: each configuration warmed up, then timed."""
+    make = runner(system, directory, out_len)
+    seconds = {}
+    for batch, beam in CONFIGS:
+        run = make(batch, beam)
+        run()  # warm-up
+        start = time.perf_counter()
+        run()
+        seconds[f"{batch},{beam}"] = time.perf_counter() - start
+    print(json.dumps(seconds))
 
 
-def ct2_child(ct2_dir: Path, pieces: list[list[str]], beam: int, out_len: int, repeats: int):
-    """CTranslate2's timings, taken in a fresh process: PyTorch's idle OpenMP threads spin for a
-    while after each operation and would steal a 2-core machine's second core from it."""
-    here = str(Path(__file__).parent)
-    script = (
-        "import json, sys\n"
-        f"sys.path.insert(0, {here!r})\n"
-        "from decode_bench import ct2, timed, CT2_CONFIGS\n"
-        "a = json.load(sys.stdin)\n"
-        "out = {}\n"
-        "for name, (compute, threads) in CT2_CONFIGS.items():\n"
-        "    run = ct2(a['dir'], a['pieces'], a['beam'], a['out_len'], compute, threads)\n"
-        "    out[name] = timed(run, a['repeats'])\n"
-        "print(json.dumps(out))\n"
-    )
-    payload = {"dir": str(ct2_dir), "pieces": pieces, "beam": beam, "out_len": out_len,
-               "repeats": repeats}  # fmt: skip
-    env = {**os.environ, "AIAYN_BENCH_NO_TORCH": "1"}
-    done = subprocess.run([sys.executable, "-c", script], input=json.dumps(payload), env=env,
-                          capture_output=True, text=True, check=True)  # fmt: skip
-    return json.loads(done.stdout.strip().splitlines()[-1])
+# -- the parent: rounds of fresh children, then the tables ---------------------------------
+
+
+def spawn(args: list[str], env: dict | None = None) -> str:
+    here = str(Path(__file__).resolve())
+    done = subprocess.run([sys.executable, here, *args], env={**os.environ, **(env or {})},
+                          capture_output=True, text=True)  # fmt: skip
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(args)} failed:\n{done.stderr[-3000:]}")
+    return done.stdout.strip().splitlines()[-1]
+
+
+def machine_cpu() -> str:
+    """The CPU model, as lscpu names it."""
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown CPU"
+
+
+def machine() -> dict:
+    """CPU model, cores, versions: printed with every figure."""
+    versions = json.loads(spawn(["--versions"]))
+    return {"cpu": machine_cpu(), "cores": os.cpu_count(), **versions}
+
+
+def versions() -> None:
+    import ctranslate2
+    import torch
+    import transformers
+
+    print(json.dumps({"torch": torch.__version__, "torch_threads": torch.get_num_threads(),
+                      "ctranslate2": ctranslate2.__version__,
+                      "transformers": transformers.__version__}))  # fmt: skip
+
+
+def measure(directory: Path, systems: list[str], repeats: int, out_len: int) -> dict:
+    """{system: {config: [tokens/s per round]}}, and the load average before each round."""
+    found: dict[str, dict[str, list[float]]] = {s: {} for s in systems}
+    loads = []
+    for r in range(repeats):
+        loads.append(os.getloadavg()[0])
+        order = systems[r % len(systems) :] + systems[: r % len(systems)]  # rotate each round
+        for system in order:
+            env = {k: v for k, v in SYSTEMS[system][2].items() if k.isupper()}
+            seconds = json.loads(spawn(["--child", system, "--dir", str(directory),
+                                        "--out-len", str(out_len)], env))  # fmt: skip
+            for config, s in seconds.items():
+                batch = int(config.split(",")[0])
+                found[system].setdefault(config, []).append(batch * out_len / s)
+            print(f"round {r + 1}/{repeats} {system}: done", file=sys.stderr, flush=True)
+    return {"tokens_per_s": found, "load_average_1min": loads}
+
+
+def table(results: dict, systems: list[str]) -> str:
+    """Markdown: target tokens/s, median (min-max), one row per configuration."""
+    found = results["tokens_per_s"]
+    head = "| batch, beam | " + " | ".join(systems) + " |\n|---|" + "---|" * len(systems) + "\n"
+    rows = []
+    for batch, beam in CONFIGS:
+        cells = []
+        for s in systems:
+            v = found[s][f"{batch},{beam}"]
+            cells.append(f"{statistics.median(v):,.0f} ({min(v):,.0f}-{max(v):,.0f})")
+        name = "greedy" if beam == 1 else f"beam {beam}"
+        rows.append(f"| {batch}, {name} | " + " | ".join(cells) + " |")
+    return head + "\n".join(rows)
+
+
+def ratios(results: dict) -> dict:
+    """The issue's targets: aiayn's best against CTranslate2's best (any configuration) at
+    batch 1, and against CTranslate2 at the same precision class at batch 32, beam 4."""
+    med = {s: {c: statistics.median(v) for c, v in d.items()}
+           for s, d in results["tokens_per_s"].items()}  # fmt: skip
+    ct2 = [s for s in med if s.startswith("CT2")]
+    ours = [s for s in med if s.startswith("aiayn")]
+    out = {}
+    if not ct2 or not ours:
+        return out
+    for config in ("1,1", "1,4", "32,4"):
+        best_ct2 = max(ct2, key=lambda s: med[s][config])
+        best_ours = max(ours, key=lambda s: med[s][config])
+        out[config] = {
+            "best aiayn": best_ours, "best CT2": best_ct2,
+            "ratio": round(med[best_ours][config] / med[best_ct2][config], 2),
+        }  # fmt: skip
+    for members in CLASSES.values():
+        peers = [s for s in members if s in ct2]
+        for s in (m for m in members if m in ours and peers):
+            best = max(peers, key=lambda p: med[p]["32,4"])
+            out[f"32,4 {s} vs {best}"] = round(med[s]["32,4"] / med[best]["32,4"], 2)
+    return out
 
 
 def main() -> None:
@@ -178,49 +302,36 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=Path("data/en-de"), help="for spm.model")
     parser.add_argument("--src-len", type=int, default=30)
     parser.add_argument("--out-len", type=int, default=50)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--skip-hf", action="store_true")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--systems", nargs="+", default=list(SYSTEMS), choices=list(SYSTEMS))
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--setup", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--child", choices=list(SYSTEMS), help=argparse.SUPPRESS)
+    parser.add_argument("--dir", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--versions", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    torch.manual_seed(0)
-    tok = Tokenizer(args.data)
-    cfg = preset("small", vocab_size=tok.vocab_size, positional="concatenated")
-    model = Transformer(cfg).eval()
-    model_bf16 = copy.deepcopy(model).to(torch.bfloat16)
-    marian = marian_like(model).eval()
-    results: dict[str, dict] = {}
+    if args.versions:
+        return versions()
+    if args.setup is not None:
+        return setup(args.data, args.setup, args.src_len)
+    if args.child is not None:
+        return child(args.child, args.dir, args.out_len)
+    info = machine()
     with tempfile.TemporaryDirectory() as tmp:
-        ct2_dir = ctranslate2_model(cfg, args.data / "spm.model", Path(tmp))
-        ours_ct2_dir, onnx_model = exported_engines(model, args.data / "spm.model", Path(tmp))
-        for batch in (1, 32):
-            src = sources(cfg, batch, args.src_len)
-            pieces = [[tok.sp.id_to_piece(i) for i in row[:-1].tolist()] for row in src]
-            for beam in (1, 4):
-                n = args.out_len
-                runs = {
-                    "aiayn fp32": ours(model, src, beam, n),
-                    "aiayn bf16": ours(model_bf16, src, beam, n),
-                }
-                if not args.skip_hf:
-                    runs["HF generate fp32"] = hf(marian, src, beam, args.out_len)
-                runs["aiayn export -> ONNX Runtime fp32"] = ours(onnx_model, src, beam, n)
-                seconds_of = {name: timed(run, args.repeats) for name, run in runs.items()}
-                seconds_of |= ct2_child(ct2_dir, pieces, beam, n, args.repeats)
-                exported = ct2_child(ours_ct2_dir, pieces, beam, n, args.repeats)
-                seconds_of |= {f"aiayn export -> {k}": v for k, v in exported.items()}
-                for name, seconds in seconds_of.items():
-                    key = f"batch {batch}, beam {beam}: {name}"
-                    results[key] = {
-                        "sentences_per_s": round(batch / seconds, 1),
-                        "tokens_per_s": round(batch * args.out_len / seconds),
-                    }
-                    print(f"{key:>48}: {batch * args.out_len / seconds:8,.0f} tokens/s", flush=True)
-    best_ct2 = max(
-        v["tokens_per_s"] for k, v in results.items() if "batch 32, beam 4: CTranslate2" in k
-    )
-    for k, v in results.items():
-        if k.startswith("batch 32, beam 4"):
-            v["vs_best_ctranslate2"] = round(v["tokens_per_s"] / best_ct2, 2)
-    print(json.dumps({"cpus": os.cpu_count(), "results": results}, indent=2))
+        spawn(["--setup", tmp, "--data", str(args.data), "--src-len", str(args.src_len)])
+        results = measure(Path(tmp), args.systems, args.repeats, args.out_len)
+    results |= {"machine": info, "repeats": args.repeats, "out_len": args.out_len,
+                "src_len": args.src_len, "ratios": ratios(results)}  # fmt: skip
+    print(f"{info['cpu']}, {info['cores']} cores; torch {info['torch']} "
+          f"({info['torch_threads']} threads), ctranslate2 {info['ctranslate2']}, transformers "
+          f"{info['transformers']}; load average before each round: "
+          f"{results['load_average_1min']}")  # fmt: skip
+    print(f"target tokens/s, median (min-max) of {args.repeats}, each in a fresh process:")
+    for cls, members in CLASSES.items():
+        print(f"\n{cls}:\n" + table(results, [s for s in members if s in args.systems]))
+    print(json.dumps(results["ratios"], indent=2))
+    if args.json is not None:
+        args.json.write_text(json.dumps(results, indent=2))
 
 
 if __name__ == "__main__":

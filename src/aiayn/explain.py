@@ -30,14 +30,34 @@ def attention_for(
 ) -> Attention:
     """Translate one sentence, then read every attention weight of the teacher-forced pass over
     its translation: one head's, or the mean of the heads."""
-    cfg = model.cfg
     ids = tokenizer.encode([sentence])[0]
     if not ids:
         raise ValueError("nothing to translate: the sentence is empty")
+    src = source_batch([ids], model.cfg.eos_id, model.cfg.pad_id, next(model.parameters()).device)
+    output = beam_decoder(BeamOptions(beam=beam))(model, src)[0]
+    return attention_of(model, tokenizer, ids, output, head)
+
+
+@torch.no_grad()
+def attention_of(
+    model: Transformer,
+    tokenizer: Tokenizer,
+    ids: list[int],
+    output: list[int],
+    head: int | None = None,
+) -> Attention:
+    """Every attention weight of the teacher-forced pass of a found translation over its source
+    (one pass: no second search).
+
+    Args:
+        ids: the source pieces' ids, without eos.
+        output: the translation's ids, without bos and eos.
+        head: one head's weights, or None for the mean of the heads.
+    """
+    cfg = model.cfg
     if head is not None and not 0 <= head < cfg.n_heads:
         raise ValueError(f"--head {head}: the model has heads 0..{cfg.n_heads - 1}")
     src = source_batch([ids], cfg.eos_id, cfg.pad_id, next(model.parameters()).device)  # (1, S)
-    output = beam_decoder(BeamOptions(beam=beam))(model, src)[0]
     tgt_in = torch.tensor([[cfg.bos_id, *output]], device=src.device)  # (1, T)
     maps = model.attention_maps(src, tgt_in)
 

@@ -58,7 +58,7 @@ class ScriptedModel:
     def encode(self, src):
         return src
 
-    def init_cache(self, src):
+    def init_cache(self, src, capacity=0):
         return PrefixCache(torch.zeros(src.shape[0], 0, dtype=torch.long))
 
     def decode(self, last, cache):

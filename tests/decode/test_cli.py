@@ -73,3 +73,18 @@ def test_over_long_lines_follow_the_named_policy(run, tmp_path, capsys):
     assert "skipped" in captured.err and captured.out.splitlines()[1] == ""
     assert main([*args, "--too-long", "error"]) == 2
     assert "raise --max-input-tokens" in capsys.readouterr().err
+
+
+def test_the_stopping_rule_and_int8_on_the_command_line():
+    import argparse
+
+    from aiayn.commands import translate
+
+    parser = argparse.ArgumentParser()
+    translate.add_decoding(parser)
+    args = parser.parse_args(["--model", "m", "--stop", "k-finished", "--precision", "int8"])
+    assert translate.beam_options(args).stop == "k-finished"
+    assert args.precision == "int8"
+    assert translate.beam_options(parser.parse_args(["--model", "m"])).stop == "bound"
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--model", "m", "--stop", "early"])

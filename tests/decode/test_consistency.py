@@ -54,7 +54,7 @@ class Uncached:
     def encode(self, src):
         return self.model.encode(src)
 
-    def init_cache(self, encoded):
+    def init_cache(self, encoded, capacity=0):
         empty = torch.zeros(encoded.memory.shape[0], 0, dtype=torch.long)
         return Prefix(encoded.memory, encoded.src_mask, empty)
 

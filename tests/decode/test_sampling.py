@@ -37,3 +37,35 @@ def test_bad_sampling_options():
         SamplingOptions(temperature=0)
     with pytest.raises(ValueError, match="0 < top_p <= 1"):
         SamplingOptions(top_p=0)
+
+
+def test_a_sampled_line_does_not_depend_on_its_batch_mates():
+    """Each sentence draws from the stream of (seed, its line number): alone, or in a batch
+    with others in any order, it gets the same sample."""
+    model = tiny_model(seed=72)
+    src = padded_batch([6, 4, 8, 5], model.cfg, seed=2)
+    for row, n in enumerate([6, 4, 8, 5]):
+        src[row, n - 1] = 2  # end each with eos
+    opts = SamplingOptions(seed=5, max_len_b=12)
+    together = sample_decode(model, src, opts, lines=[10, 11, 12, 13])
+    assert len({tuple(x) for x in together}) > 1, "the samples should differ from each other"
+    for row in range(4):
+        alone = sample_decode(model, src[row : row + 1], opts, lines=[10 + row])
+        assert alone == [together[row]]
+    reversed_batch = sample_decode(model, src.flip(0), opts, lines=[13, 12, 11, 10])
+    assert reversed_batch == together[::-1]
+    # Another line number is another stream.
+    assert sample_decode(model, src, opts, lines=[20, 21, 22, 23]) != together
+
+
+def test_translating_in_other_batches_gives_the_same_samples(tiny_run):
+    from aiayn.decode.sampling import Sampler
+    from aiayn.decode.translate import InputLimits, load_translator, translate_lines
+
+    model, tokenizer = load_translator(tiny_run)
+    lines = ["a b c d", "e f", "a a b b c c", "d e f a", "b"]
+    sampler = Sampler(SamplingOptions(seed=1, max_len_b=8))
+    one_batch = translate_lines(model, tokenizer, lines, sampler, InputLimits(max_tokens=4096))
+    one_each = translate_lines(model, tokenizer, lines, sampler, InputLimits(max_tokens=8))
+    assert len(set(one_batch)) > 1, "the samples should differ from each other"
+    assert one_batch == one_each

@@ -40,7 +40,8 @@ def test_cross_attention_keys_are_computed_once_per_source():
     assert after is not None
     for before_k, after_k in zip(cache.cross_k, after.cross_k, strict=True):
         assert after_k is before_k  # reused, not recomputed
-    assert after.self_k[0].shape == (2, model.cfg.n_heads, 1, model.cfg.d_head)
+    assert after.length == 1
+    assert after.keys(0).shape == (2, model.cfg.n_heads, 1, model.cfg.d_head)
 
 
 def test_reorder_selects_and_repeats_rows():
@@ -129,3 +130,21 @@ def test_beams_sharing_one_source_copy_match_replicated_sources(norm_first):
         a = model.decode(tgt[rows, :1], cache=shared)
         b = model.decode(tgt[rows, :1], cache=copied)
         torch.testing.assert_close(a.logits, b.logits, rtol=0, atol=1e-5)
+
+
+def test_the_cache_is_written_in_place_and_grows_past_its_capacity():
+    model = tiny_model(seed=17)
+    src = padded_batch([5, 3], model.cfg, seed=14)
+    tgt_in = padded_batch([9, 6], model.cfg, seed=15, start_with_bos=True)
+    with torch.no_grad():
+        full = model(src, tgt_in)
+        cache = model.init_cache(model.encode(src), capacity=4)
+        buffer, logits = cache.self_k[0].data_ptr(), []
+        for t in range(9):
+            out = model.decode(tgt_in[:, t : t + 1], cache=cache)
+            cache = out.cache
+            logits.append(out.logits)
+            if t < 4:  # within the preallocated steps: the same buffer, written in place
+                assert cache.self_k[0].data_ptr() == buffer and cache.capacity == 4
+    assert cache.length == 9 and cache.capacity >= 9  # grown
+    torch.testing.assert_close(torch.cat(logits, dim=1), full, rtol=0, atol=1e-5)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from aiayn.decode import DECODE_PRECISIONS
+
 
 def add(commands) -> None:
     s = commands.add_parser("serve", help="serve translations: JSON API and a web page")
@@ -16,6 +18,8 @@ def add(commands) -> None:
     s.add_argument("--engine", choices=["aiayn", "ctranslate2"], default="aiayn",
                    help="ctranslate2: --model is a directory from `aiayn export`; its beam "
                         "search divides by |Y|^alpha, not GNMT's form")  # fmt: skip
+    s.add_argument("--precision", choices=DECODE_PRECISIONS, default="fp32",
+                   help="bf16: weights cast; int8: dynamic int8 linear layers (CPU)")  # fmt: skip
     s.set_defaults(run=run_serve)
 
 
@@ -27,6 +31,6 @@ def run_serve(args: argparse.Namespace) -> int:
     except ImportError:
         raise ValueError('serving needs FastAPI and uvicorn: pip install -e ".[serve]"') from None
     limits = Limits(max_chars=args.max_chars, max_texts=args.max_texts)
-    app = create_app(args.model, limits, args.wait_ms, args.engine)
+    app = create_app(args.model, limits, args.wait_ms, args.precision, args.engine)
     uvicorn.run(app, host=args.host, port=args.port, log_level="info")
     return 0

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from aiayn.config import LENGTH_PENALTIES
+from aiayn.decode import DECODE_PRECISIONS, STOP_RULES
 
 
 def add_decoding(p: argparse.ArgumentParser) -> None:
@@ -19,6 +20,13 @@ def add_decoding(p: argparse.ArgumentParser) -> None:
         choices=LENGTH_PENALTIES,
         default="gnmt",
         help="gnmt: ((5+|Y|)/6)^alpha (paper); power: |Y|^alpha (fairseq, Marian, HF)",
+    )
+    p.add_argument(
+        "--stop",
+        choices=STOP_RULES,
+        default="bound",
+        help="bound: end when no live hypothesis can beat the best finished one (paper); "
+        "k-finished: end when beam-size hypotheses have finished (fairseq; favours short ones)",
     )
     p.add_argument("--max-len-a", type=float, default=1.0, help="output limit a*source+b")
     p.add_argument("--max-len-b", type=int, default=50)
@@ -40,8 +48,9 @@ def add_decoding(p: argparse.ArgumentParser) -> None:
                    help="ctranslate2 | onnx: a directory from `aiayn export` as --model; "
                         "CTranslate2's beam search needs --length-penalty power or none "
                         "(it divides by |Y|^alpha, not GNMT's form)")  # fmt: skip
-    p.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
-                   help="bf16: about 2x faster on a CPU (see benchmarks/README.md)")  # fmt: skip
+    p.add_argument("--precision", choices=DECODE_PRECISIONS, default="fp32",
+                   help="bf16: weights cast; int8: dynamic int8 linear layers, CPU only "
+                        "(see benchmarks/README.md)")  # fmt: skip
 
 
 def add(commands) -> None:
@@ -74,7 +83,7 @@ def beam_options(args: argparse.Namespace, nbest: int = 1):
         raise ValueError(f"need 1 <= --nbest ({nbest}) <= --beam ({args.beam})")
     return BeamOptions(
         beam=args.beam, alpha=args.alpha, penalty=args.length_penalty, nbest=nbest,
-        max_len_a=args.max_len_a, max_len_b=args.max_len_b,
+        max_len_a=args.max_len_a, max_len_b=args.max_len_b, stop=args.stop,
     )  # fmt: skip
 
 
@@ -142,15 +151,13 @@ def input_limits(args: argparse.Namespace):
 
 
 def sampler(args: argparse.Namespace):
-    from functools import partial
-
-    from aiayn.decode.sampling import SamplingOptions, sample_decode
+    from aiayn.decode.sampling import Sampler, SamplingOptions
 
     opts = SamplingOptions(
         temperature=args.temperature, top_k=args.top_k, top_p=args.top_p, seed=args.seed,
         max_len_a=args.max_len_a, max_len_b=args.max_len_b,
     )  # fmt: skip
-    return partial(sample_decode, opts=opts)
+    return Sampler(opts)
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
@@ -173,7 +180,11 @@ def run_evaluate(args: argparse.Namespace) -> int:
     else:
         model, tokenizer = load_translator(args.model, args.device, args.precision)
         hyps = translate_lines(model, tokenizer, sources, beam_decoder(opts), input_limits(args))
-    search = "greedy" if opts.beam == 1 else f"beam {opts.beam}, {opts.penalty} alpha {opts.alpha}"
+    search = (
+        "greedy"
+        if opts.beam == 1
+        else f"beam {opts.beam}, {opts.penalty} alpha {opts.alpha}, stop {opts.stop}"
+    )
     print(f"{len(sources)} sentences, {len(refs)} reference(s), {search}")
     print(score(hyps, refs))
     return 0

@@ -2,9 +2,18 @@
 
 Each step: score every continuation of every live hypothesis (expand), keep the 2K best per
 sentence (select), move those ending in eos to the sentence's finished list (finalize), and
-continue with the K best others. A sentence is done once it has K finished hypotheses, or at its
-length limit; done sentences leave the active batch, so the work shrinks as the batch finishes.
-Every sentence is searched independently: its result does not depend on its batch mates.
+continue with the K best others. When a sentence is done depends on the stopping rule:
+
+- "bound" (the paper's, as tensor2tensor implements it): once no live hypothesis can still beat
+  the n-th best finished one under the length penalty. Log-probabilities only fall as a
+  hypothesis grows, so the best a live one can reach is its log P now over the largest length
+  penalty it could still get (at the length limit).
+- "k-finished" (fairseq's): as soon as K hypotheses have finished. Short hypotheses finish
+  first, so this rule favours them.
+
+Either way a sentence is done at its length limit; done sentences leave the active batch, so the
+work shrinks as the batch finishes. Every sentence is searched independently: its result does
+not depend on its batch mates.
 """
 
 from __future__ import annotations
@@ -16,6 +25,7 @@ import torch
 from torch import Tensor
 
 from aiayn.config import LENGTH_PENALTIES
+from aiayn.decode import STOP_RULES
 from aiayn.decode.greedy import max_lengths
 from aiayn.model import KVCache, Transformer
 
@@ -33,9 +43,11 @@ class Sentence:
 
     finished: list[Hypothesis] = field(default_factory=list)
 
-    def add(self, hyp: Hypothesis) -> None:
+    def add(self, hyp: Hypothesis, keep: int) -> None:
+        """Add a finished hypothesis, keeping the `keep` best."""
         self.finished.append(hyp)
         self.finished.sort(key=lambda h: h.score, reverse=True)
+        del self.finished[keep:]
 
 
 def length_penalty(length: int, alpha: float, kind: str = "gnmt") -> float:
@@ -61,6 +73,13 @@ class BeamOptions:
     max_len_a: float = 1.0  # output limit a * source length + b (the paper: input + 50)
     max_len_b: int = 50
     min_len: int = 0  # eos is not allowed before this many output tokens (benchmarks use it)
+    stop: str = "bound"  # bound: the paper's stopping rule; k-finished: fairseq's (see above)
+
+    def __post_init__(self) -> None:
+        if self.stop not in STOP_RULES:
+            raise ValueError(f"unknown stopping rule {self.stop!r}; choose one of {STOP_RULES}")
+        if not 1 <= self.nbest <= self.beam:
+            raise ValueError(f"need 1 <= nbest ({self.nbest}) <= beam ({self.beam})")
 
 
 @torch.no_grad()
@@ -75,7 +94,8 @@ def beam_search(model: Transformer, src: Tensor, opts: BeamOptions) -> list[list
     B = src.shape[0]
     limit = max_lengths(src, cfg.pad_id, opts.max_len_a, opts.max_len_b).tolist()  # per sentence
     results = [Sentence() for _ in range(B)]
-    cache = model.init_cache(model.encode(src)).expand(K)  # K hypotheses share each source
+    cache = model.init_cache(model.encode(src), capacity=max(limit))
+    cache = cache.expand(K)  # K hypotheses share each source
     active = list(range(B))  # sentence of each active block of K rows
     tokens = torch.full((B * K, 1), cfg.bos_id, dtype=torch.long, device=src.device)  # (B*K, t)
     # log P of each live hypothesis; at the start only the first of each K is live
@@ -162,15 +182,16 @@ def finalize(
             if score == -math.inf:
                 break
             if token == eos_id:  # as in fairseq: eos counts among the K best candidates only
-                if rank < K and len(result.finished) < K:
+                if rank < K and (opts.stop == "bound" or len(result.finished) < K):
                     words = tokens[i * K + beam, 1:].tolist()  # without bos
                     lp = length_penalty(len(words) + 1, opts.alpha, opts.penalty)
-                    result.add(Hypothesis(words, score / lp, score))
+                    result.add(Hypothesis(words, score / lp, score), keep=K)
             elif n_kept < K:
                 keep_beam[i][n_kept], keep_token[i][n_kept] = beam, token
                 keep_score[i][n_kept] = score
                 n_kept += 1
-        done.append(len(result.finished) >= K or t >= limit[sentence] or n_kept == 0)
+        over = t >= limit[sentence] or n_kept == 0
+        done.append(over or is_done(result, keep_score[i][0], t, limit[sentence], opts))
     device = cand_scores.device
     return (
         torch.tensor(keep_beam, device=device),
@@ -178,3 +199,21 @@ def finalize(
         torch.tensor(keep_score, device=device),
         done,
     )
+
+
+def is_done(result: Sentence, best_live: float, t: int, limit: int, opts: BeamOptions) -> bool:
+    """Whether a sentence's search may stop, by the stopping rule (see the module docstring).
+
+    Args:
+        result: the sentence's finished hypotheses, best first.
+        best_live: log P of its best live hypothesis, which has t output tokens (no eos yet).
+        limit: its length limit in output tokens, eos included.
+    """
+    if opts.stop == "k-finished":
+        return len(result.finished) >= opts.beam
+    if len(result.finished) < opts.nbest:
+        return False
+    # A live hypothesis ends with between t + 1 and `limit` tokens; lp is monotone in the
+    # length, so its largest value (the one that divides a negative log P least) is at an end.
+    lp_max = max(length_penalty(n, opts.alpha, opts.penalty) for n in (t + 1, limit))
+    return result.finished[opts.nbest - 1].score >= best_live / lp_max

@@ -16,7 +16,8 @@ def max_lengths(src: Tensor, pad_id: int, a: float = 1.0, b: int = 50) -> Tensor
     return (a * (src != pad_id).sum(dim=1) + b).long().clamp(min=1)  # (B,) at least eos
 
 
-Pick = Callable[[Tensor], Tensor]  # (B', V) logits -> (B',) chosen tokens
+# (B', V) logits, (B',) batch rows they belong to -> (B',) chosen tokens
+Pick = Callable[[Tensor, Tensor], Tensor]
 
 
 @torch.no_grad()
@@ -34,7 +35,7 @@ def greedy_decode(
     Returns:
         For each sentence, its output ids without bos and eos.
     """
-    return token_by_token(model, src, lambda logits: logits.argmax(dim=-1), a, b, min_len)
+    return token_by_token(model, src, lambda logits, rows: logits.argmax(dim=-1), a, b, min_len)
 
 
 def token_by_token(
@@ -46,7 +47,7 @@ def token_by_token(
     limit = max_lengths(src, cfg.pad_id, a, b)  # (B,)
     B, T_max = src.shape[0], int(limit.max())
     out = torch.full((B, T_max), cfg.pad_id, dtype=torch.long, device=src.device)  # (B, T)
-    cache = model.init_cache(model.encode(src))
+    cache = model.init_cache(model.encode(src), capacity=T_max)
     active = torch.arange(B, device=src.device)  # (B',) rows still decoding
     step = torch.full((B, 1), cfg.bos_id, dtype=torch.long, device=src.device)  # (B', 1)
     for t in range(T_max):
@@ -54,7 +55,7 @@ def token_by_token(
         logits = decoded.logits[:, -1]  # (B', V)
         if t < min_len:
             logits = logits.index_fill(-1, torch.tensor([cfg.eos_id], device=src.device), -math.inf)
-        token = pick(logits)  # (B',)
+        token = pick(logits, active)  # (B',)
         token = torch.where(limit[active] <= t + 1, cfg.eos_id, token)  # the limit ends it
         out[active, t] = token
         going = token != cfg.eos_id  # (B',)

@@ -1,10 +1,16 @@
-"""Sampling on the key/value cache: temperature, top-k and top-p (nucleus), from a seed."""
+"""Sampling on the key/value cache: temperature, top-k and top-p (nucleus), from a seed.
+
+Each sentence draws from its own random stream, derived from (seed, its line number), so a
+sampled line is the same whatever else is in its batch or how the input is batched.
+"""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -42,13 +48,47 @@ def filter_logits(logits: Tensor, top_k: int, top_p: float) -> Tensor:
     return logits
 
 
-@torch.no_grad()
-def sample_decode(model: Transformer, src: Tensor, opts: SamplingOptions) -> list[list[int]]:
-    """One sampled output per sentence (without bos and eos), reproducible from opts.seed."""
-    generator = torch.Generator(device=src.device).manual_seed(opts.seed)
+def line_generator(seed: int, line: int, device: torch.device) -> torch.Generator:
+    """The random stream of one input line: seeded from (seed, line) by numpy's SeedSequence,
+    which spreads neighbouring pairs far apart."""
+    state = int(np.random.SeedSequence([seed, line]).generate_state(1, dtype=np.uint64)[0])
+    return torch.Generator(device=device).manual_seed(state)
 
-    def pick(logits: Tensor) -> Tensor:
-        filtered = filter_logits(logits.float() / opts.temperature, opts.top_k, opts.top_p)
-        return torch.multinomial(filtered.softmax(dim=-1), 1, generator=generator).squeeze(1)
+
+@torch.no_grad()
+def sample_decode(
+    model: Transformer, src: Tensor, opts: SamplingOptions, lines: Sequence[int] | None = None
+) -> list[list[int]]:
+    """One sampled output per sentence (without bos and eos), reproducible from opts.seed.
+
+    Args:
+        src: (B, S) source ids ending with eos, right-padded.
+        lines: the input line number of each row (default 0..B-1); each row samples from the
+            stream of (opts.seed, its line), so its output does not depend on its batch mates.
+    """
+    lines = range(src.shape[0]) if lines is None else lines
+    if len(lines) != src.shape[0]:
+        raise ValueError(f"{len(lines)} line numbers for {src.shape[0]} sentences")
+    streams = [line_generator(opts.seed, line, src.device) for line in lines]
+
+    def pick(logits: Tensor, rows: Tensor) -> Tensor:
+        probs = filter_logits(logits.float() / opts.temperature, opts.top_k, opts.top_p).softmax(-1)
+        draws = [
+            torch.multinomial(p, 1, generator=streams[row])  # (1,) from the row's own stream
+            for p, row in zip(probs, rows.tolist(), strict=True)
+        ]
+        return torch.cat(draws)  # (B',)
 
     return token_by_token(model, src, pick, opts.max_len_a, opts.max_len_b)
+
+
+@dataclass(frozen=True)
+class Sampler:
+    """Sampling as a decoder for `decode_lines`, which gives it each row's line number."""
+
+    opts: SamplingOptions
+
+    def __call__(
+        self, model: Transformer, src: Tensor, lines: Sequence[int] | None = None
+    ) -> list[list[int]]:
+        return sample_decode(model, src, self.opts, lines)

@@ -14,8 +14,10 @@ import torch
 from torch import Tensor
 
 from aiayn.data.vocab import Tokenizer
-from aiayn.decode.beam import BeamOptions, beam_search
+from aiayn.decode.beam import BeamOptions, Hypothesis, beam_search
 from aiayn.decode.greedy import greedy_decode
+from aiayn.decode.precision import for_decoding
+from aiayn.decode.sampling import Sampler
 from aiayn.model import Transformer
 from aiayn.model.transformer import WEIGHTS_FILE
 
@@ -90,7 +92,8 @@ def decode_lines(
     limits: InputLimits = InputLimits(),
 ) -> list[R]:
     """`decode`'s result for each line, in input order: lines are tokenized, sorted by length
-    and batched by source tokens; an empty line gets `empty` without running the model."""
+    and batched by source tokens; an empty line gets `empty` without running the model. A
+    `Sampler` is also told each row's line number (its random stream)."""
     device = next(model.parameters()).device
     cfg = model.cfg
     ids = limit_length(tokenizer.encode(lines), limits.max_input, limits.too_long)
@@ -99,7 +102,8 @@ def decode_lines(
     for batch in length_batches([len(ids[i]) for i in todo], limits.max_tokens):
         rows = [todo[j] for j in batch]
         src = source_batch([ids[i] for i in rows], cfg.eos_id, cfg.pad_id, device)
-        for i, result in zip(rows, decode(model, src), strict=True):
+        found = decode(model, src, rows) if isinstance(decode, Sampler) else decode(model, src)
+        for i, result in zip(rows, found, strict=True):
             results[i] = result
     return results
 
@@ -134,9 +138,22 @@ def nbest_lines(
     limits: InputLimits = InputLimits(),
 ) -> list[list[tuple[str, float]]]:
     """The n best (translation, score) of each line, best first."""
+    return [[(text, h.score) for text, h in line]
+            for line in nbest_hypotheses(model, tokenizer, lines, opts, limits)]  # fmt: skip
+
+
+def nbest_hypotheses(
+    model: Transformer,
+    tokenizer: Tokenizer,
+    lines: list[str],
+    opts: BeamOptions,
+    limits: InputLimits = InputLimits(),
+) -> list[list[tuple[str, Hypothesis]]]:
+    """The n best (translation, hypothesis) of each line, best first; an empty line gets one
+    empty hypothesis."""
     search = partial(beam_search, opts=opts)
     hyps = decode_lines(model, tokenizer, lines, search, [], limits)
-    return [[(tokenizer.decode([h.tokens])[0], h.score) for h in line] or [("", 0.0)]
+    return [[(tokenizer.decode([h.tokens])[0], h) for h in line] or [("", Hypothesis([], 0.0, 0.0))]
             for line in hyps]  # fmt: skip
 
 
@@ -163,15 +180,12 @@ def resolve_model_dir(path: str | Path) -> Path:
 def load_translator(path: str | Path, device: str | torch.device = "cpu", precision: str = "fp32"):
     """(model in eval mode, its tokenizer) from a run, checkpoint or model directory.
 
-    precision "bf16" casts the weights (about 2x faster decoding on this CPU); scores are
-    still normalized in float32.
+    precision: fp32; bf16 casts the weights (about 2x faster decoding on a recent CPU); int8
+    makes the linear layers dynamic int8 (CPU only). Scores are normalized in float32.
     """
     directory = resolve_model_dir(path)
     model = Transformer.load(directory, device=device).eval()
-    if precision == "bf16":
-        model = model.to(torch.bfloat16)
-    elif precision != "fp32":
-        raise ValueError(f"decoding precision {precision!r}: choose fp32 or bf16")
+    model = for_decoding(model, precision)
     tokenizer = Tokenizer(directory)
     if tokenizer.vocab_size != model.cfg.vocab_size:  # a foreign spm.model: ids would not fit
         raise ValueError(

@@ -60,12 +60,15 @@ class DecoderStepGraph(nn.Module):
         cross_v: Tensor,
         src_mask: Tensor,
     ) -> tuple[Tensor, Tensor, Tensor]:
-        cache = KVCache(
-            self_k=tuple(self_k.unbind(0)),  # per layer (B, H, P, Dh)
-            self_v=tuple(self_v.unbind(0)),
+        P = self_k.shape[3]
+        room = self_k.new_zeros(*self_k.shape[:3], 1, self_k.shape[4])  # (N, B, H, 1, Dh)
+        cache = KVCache(  # the P past steps and room for this one, written in place
+            self_k=tuple(torch.cat((self_k, room), dim=3).unbind(0)),  # per layer (B, H, P+1, Dh)
+            self_v=tuple(torch.cat((self_v, room), dim=3).unbind(0)),
             cross_k=tuple(cross_k.unbind(0)),  # per layer (B, H, S, Dh)
             cross_v=tuple(cross_v.unbind(0)),
             src_mask=src_mask[:, None, None, :],  # (B, 1, 1, S)
+            length=P,
         )
         decoded = self.model.decode(tgt, cache=cache)
         assert decoded.cache is not None

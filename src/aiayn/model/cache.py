@@ -1,9 +1,15 @@
-"""The decoder's key/value cache: explicit state that incremental decoding passes in and returns."""
+"""The decoder's key/value cache: explicit state that incremental decoding passes in and returns.
+
+Self-attention keys/values live in buffers preallocated to the length limit; each step writes
+its keys/values in place after the P cached ones (no `torch.cat` of the whole past per step),
+and a beam reorder copies only the P filled positions of the chosen rows.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+import torch
 from torch import Tensor
 
 
@@ -11,20 +17,25 @@ from torch import Tensor
 class KVCache:
     """Keys/values of past target steps and of the source, one entry per decoder layer.
 
-    Self-attention keys/values grow by one step per decoded token; cross-attention keys/values
-    are projected from the memory once per source (by `Transformer.init_cache`) and reused.
+    Self-attention keys/values are written in place into buffers with room for `capacity`
+    steps (they grow, by doubling, if a decode goes past it); cross-attention keys/values are
+    projected from the memory once per source (by `Transformer.init_cache`) and reused.
+
+    A cache is state that moves forward: after decoding from it or reordering it, use the one
+    returned (the buffers are shared, and later steps write into them).
     """
 
-    self_k: tuple[Tensor, ...]  # per layer (B, H, P, Dh)
-    self_v: tuple[Tensor, ...]  # per layer (B, H, P, Dh)
+    self_k: tuple[Tensor, ...]  # per layer (B, H, capacity, Dh); positions < length are filled
+    self_v: tuple[Tensor, ...]  # per layer (B, H, capacity, Dh)
     cross_k: tuple[Tensor, ...]  # per layer (B, H, S, Dh)
     cross_v: tuple[Tensor, ...]  # per layer (B, H, S, Dh)
     src_mask: Tensor  # (B, 1, 1, S), True = real source token
     group: int = 1  # hypotheses per source: self rows = B * group (beams share their source)
+    length: int = 0  # P, the number of target steps already decoded
 
     @property
-    def length(self) -> int:
-        """P, the number of target steps already decoded."""
+    def capacity(self) -> int:
+        """How many target steps the buffers hold before they must grow."""
         return self.self_k[0].shape[2]
 
     @property
@@ -32,16 +43,41 @@ class KVCache:
         """The rows (sentences, or hypotheses of K per sentence) the cache holds."""
         return self.src_mask.shape[0] * self.group
 
+    def keys(self, layer: int) -> Tensor:
+        """The filled self-attention keys of one layer: (B, H, P, Dh), a view."""
+        return self.self_k[layer][:, :, : self.length]
+
+    def values(self, layer: int) -> Tensor:
+        """The filled self-attention values of one layer: (B, H, P, Dh), a view."""
+        return self.self_v[layer][:, :, : self.length]
+
+    def reserve(self, n_new: int) -> KVCache:
+        """A cache with room for `n_new` more steps: this one, or one with larger buffers."""
+        if self.length + n_new <= self.capacity:
+            return self
+        capacity = max(2 * self.capacity, self.length + n_new)
+        rows = torch.arange(self.batch_size, device=self.src_mask.device)
+        return self._take(rows, capacity)
+
+    def write(self, layer: int, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+        """Write T new steps' keys/values of a layer after the P cached ones (in place; call
+        `reserve(T)` first); return the layer's keys and values so far: (B, H, P+T, Dh) views."""
+        P, T = self.length, k.shape[2]
+        self.self_k[layer][:, :, P : P + T] = k  # cast to the cache's precision if need be
+        self.self_v[layer][:, :, P : P + T] = v
+        return self.self_k[layer][:, :, : P + T], self.self_v[layer][:, :, : P + T]
+
+    def advanced(self, n_new: int) -> KVCache:
+        """The cache after `write`s of n_new steps to every layer."""
+        return replace(self, length=self.length + n_new)
+
     def expand(self, group: int) -> KVCache:
         """Room for `group` hypotheses per source (a beam): self-attention rows are repeated,
         while the cross-attention keys/values stay one per source, shared by its beams."""
         if self.group != 1:
             raise ValueError("expand a cache once, before beam search")
-
-        def repeat(tensors: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
-            return tuple(t.repeat_interleave(group, dim=0) for t in tensors)  # (B*K, ...)
-
-        return replace(self, self_k=repeat(self.self_k), self_v=repeat(self.self_v), group=group)
+        rows = torch.arange(self.batch_size, device=self.src_mask.device)
+        return replace(self._take(rows.repeat_interleave(group), self.capacity), group=group)
 
     def reorder(self, indices: Tensor, sources: Tensor | None = None) -> KVCache:
         """Select (and repeat) rows, e.g. the surviving hypotheses of a beam search.
@@ -59,27 +95,40 @@ class KVCache:
             raise IndexError(f"reorder indices must lie in [0, {self.batch_size})")
         if self.group == 1:
             sources = indices
-
-        def pick(tensors: tuple[Tensor, ...], rows: Tensor) -> tuple[Tensor, ...]:
-            return tuple(t.index_select(0, rows) for t in tensors)  # each (B', ...)
-
-        cache = replace(self, self_k=pick(self.self_k, indices), self_v=pick(self.self_v, indices))
+        cache = self._take(indices, self.capacity)
         if sources is None:
             return cache
         sources = sources.to(self.src_mask.device)
+
+        def pick(tensors: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
+            return tuple(t.index_select(0, sources) for t in tensors)  # each (B'/group, ...)
+
         return replace(
             cache,
-            cross_k=pick(self.cross_k, sources),
-            cross_v=pick(self.cross_v, sources),
+            cross_k=pick(self.cross_k),
+            cross_v=pick(self.cross_v),
             src_mask=self.src_mask.index_select(0, sources),  # (B'/group, 1, 1, S)
         )
 
-    def extended(self, new_k: list[Tensor], new_v: list[Tensor]) -> KVCache:
-        """A cache whose self-attention keys/values are replaced by the given (longer) ones."""
-        return replace(self, self_k=tuple(new_k), self_v=tuple(new_v))
+    def _take(self, rows: Tensor, capacity: int) -> KVCache:
+        """New self-attention buffers holding the given rows' P filled steps (only those are
+        copied) and room for `capacity` steps; the cross-attention entries are unchanged."""
+
+        def take(buffers: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
+            out = []
+            for buffer in buffers:
+                _, H, _, Dh = buffer.shape
+                new = buffer.new_empty(len(rows), H, capacity, Dh)  # (B', H, capacity, Dh)
+                if self.length:
+                    filled = buffer[:, :, : self.length]
+                    torch.index_select(filled, 0, rows, out=new[:, :, : self.length])
+                out.append(new)
+            return tuple(out)
+
+        return replace(self, self_k=take(self.self_k), self_v=take(self.self_v))
 
 
-def empty_self_kv(like: Tensor, n_layers: int) -> tuple[Tensor, ...]:
-    """Zero-length self-attention keys or values shaped like a cross one: (B, H, 0, Dh) each."""
+def empty_self_kv(like: Tensor, n_layers: int, capacity: int) -> tuple[Tensor, ...]:
+    """Self-attention buffers for `capacity` steps, shaped like a cross one: (B, H, cap, Dh)."""
     B, H, _, Dh = like.shape
-    return tuple(like.new_empty(B, H, 0, Dh) for _ in range(n_layers))
+    return tuple(like.new_empty(B, H, capacity, Dh) for _ in range(n_layers))

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
 from aiayn.model.attention import MultiHeadAttention
+from aiayn.model.cache import KVCache
 
 _ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu, "swish": F.silu}
 
@@ -114,8 +114,6 @@ class EncoderLayer(nn.Module):
 @dataclass(frozen=True)
 class DecoderLayerOutput:
     x: Tensor  # (B, T, D)
-    self_k: Tensor  # (B, H, P+T, Dh): past and new keys, for the cache
-    self_v: Tensor  # (B, H, P+T, Dh)
     self_weights: Tensor | None  # (B, H, T, P+T) when asked
     cross_weights: Tensor | None  # (B, H, T, S) when asked
 
@@ -138,8 +136,8 @@ class DecoderLayer(nn.Module):
         cross_k: Tensor,
         cross_v: Tensor,
         src_mask: Tensor | None,
-        past_k: Tensor | None = None,
-        past_v: Tensor | None = None,
+        cache: KVCache | None = None,
+        index: int = 0,
         tgt_mask: Tensor | None = None,
         is_causal: bool = True,
         need_weights: bool = False,
@@ -151,7 +149,8 @@ class DecoderLayer(nn.Module):
             x: (B, T, D) the new steps.
             cross_k, cross_v: (B, H, S, Dh) the memory's keys/values for this layer.
             src_mask: (B, 1, 1, S), True = real source token.
-            past_k, past_v: (B, H, P, Dh) self-attention keys/values of earlier steps, or None.
+            cache, index: the cache holding the P earlier steps (this is its layer `index`): the
+                new keys/values are written into it, in place; or None.
             tgt_mask, is_causal: decoder self-attention masking, from `masks.decoder_mask`.
             query_pos: (B or 1, T, D) DETR's object queries, added to the self-attention's
                 queries and keys and to the cross-attention's queries; None in the paper.
@@ -161,10 +160,8 @@ class DecoderLayer(nn.Module):
         if query_pos is not None:
             q = q + self.self_attn.project_position(query_pos, "q")  # (B, H, T, Dh)
             k = k + self.self_attn.project_position(query_pos, "k")  # (B, H, T, Dh)
-        if past_k is not None and past_v is not None:
-            # The cache keeps the precision it was made in (e.g. bf16 under autocast).
-            k = torch.cat((past_k, k.to(past_k.dtype)), dim=2)  # (B, H, P+T, Dh)
-            v = torch.cat((past_v, v.to(past_v.dtype)), dim=2)  # (B, H, P+T, Dh)
+        if cache is not None:  # it keeps the precision it was made in (e.g. bf16 under autocast)
+            k, v = cache.write(index, k, v)  # (B, H, P+T, Dh) each
         a, self_weights = self.self_attn.attend(q, k, v, tgt_mask, is_causal, need_weights)
         x = self.self_attn_residual.exit(x, a)
 
@@ -174,7 +171,7 @@ class DecoderLayer(nn.Module):
         a, cross_weights = self._cross_attend(q, cross_k, cross_v, src_mask, need_weights)
         x = self.cross_attn_residual.exit(x, a)
         x = self.ffn_residual.exit(x, self.ffn(self.ffn_residual.enter(x)))
-        return DecoderLayerOutput(x, k, v, self_weights, cross_weights)
+        return DecoderLayerOutput(x, self_weights, cross_weights)
 
     def _cross_attend(
         self,

@@ -130,8 +130,9 @@ class Transformer(nn.Module):
 
     def project(self, h: Tensor) -> Tensor:
         """Pre-softmax linear projection: (B, T, D) -> (B, T, V) logits."""
-        weight = self.src_embed.weight if self.out_proj is None else self.out_proj.weight
-        return h @ weight.t()  # (B, T, V)
+        if self.out_proj is not None:  # a module call, so a quantized layer can stand in
+            return self.out_proj(h)  # (B, T, V)
+        return h @ self.src_embed.weight.t()  # (B, T, V)
 
     # -- encoder ------------------------------------------------------------------------------
 
@@ -157,7 +158,7 @@ class Transformer(nn.Module):
 
     # -- decoder ------------------------------------------------------------------------------
 
-    def init_cache(self, encoded: Encoded) -> KVCache:
+    def init_cache(self, encoded: Encoded, capacity: int = 16) -> KVCache:
         """An empty cache for decoding from `encoded`.
 
         Cross-attention keys/values are projected from the memory here, once per source, and
@@ -165,6 +166,8 @@ class Transformer(nn.Module):
 
         Args:
             encoded: the encoder's output for a (B, S) source batch.
+            capacity: target steps to preallocate (decoders pass their length limit); the
+                buffers grow if decoding goes past it.
 
         Returns:
             A `KVCache` with P = 0 target steps and (B, H, S, Dh) cross keys/values per layer.
@@ -173,8 +176,8 @@ class Transformer(nn.Module):
         cross_k = tuple(k for k, _ in cross)  # per layer (B, H, S, Dh)
         cross_v = tuple(v for _, v in cross)  # per layer (B, H, S, Dh)
         return KVCache(
-            self_k=empty_self_kv(cross_k[0], len(cross)),
-            self_v=empty_self_kv(cross_v[0], len(cross)),
+            self_k=empty_self_kv(cross_k[0], len(cross), capacity),
+            self_v=empty_self_kv(cross_v[0], len(cross), capacity),
             cross_k=cross_k,
             cross_v=cross_v,
             src_mask=encoded.src_mask,
@@ -218,23 +221,22 @@ class Transformer(nn.Module):
         else:
             cross = list(zip(cache.cross_k, cache.cross_v, strict=True))
             src_mask = cache.src_mask
+            cache = cache.reserve(T)
 
         x = self._embed(tgt, self._target_table(), start=n_past)  # (B, T, D)
-        new_k, new_v, self_weights, cross_weights = [], [], [], []
+        self_weights, cross_weights = [], []
         for i, layer in enumerate(self.decoder_layers):
             out = layer(
                 x,
                 *cross[i],
                 src_mask=src_mask,
-                past_k=None if cache is None else cache.self_k[i],
-                past_v=None if cache is None else cache.self_v[i],
+                cache=cache,
+                index=i,
                 tgt_mask=tgt_mask,
                 is_causal=is_causal,
                 need_weights=need_weights,
             )
             x = out.x  # (B, T, D)
-            new_k.append(out.self_k)
-            new_v.append(out.self_v)
             self_weights.append(out.self_weights)
             cross_weights.append(out.cross_weights)
         if self.decoder_norm is not None:
@@ -243,7 +245,7 @@ class Transformer(nn.Module):
             x = x[select]  # (N, D): the selected positions only
         return Decoded(
             logits=self.project(x),  # (B, T, V) or (N, V)
-            cache=None if cache is None else cache.extended(new_k, new_v),
+            cache=None if cache is None else cache.advanced(T),
             self_attention=tuple(self_weights) if need_weights else (),
             cross_attention=tuple(cross_weights) if need_weights else (),
         )

@@ -9,6 +9,7 @@ cross-attention keys/values are projected from the memory once, and `reorder` se
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 
 import torch
 import torch.nn.functional as F
@@ -121,8 +122,8 @@ class TransformerDecoder(nn.Module):
         if memory_key_padding_mask is not None:
             keep = ~memory_key_padding_mask.bool()
         return KVCache(
-            self_k=empty_self_kv(cross_k[0], len(cross)),
-            self_v=empty_self_kv(cross_v[0], len(cross)),
+            self_k=empty_self_kv(cross_k[0], len(cross), 0),  # grown by each step
+            self_v=empty_self_kv(cross_v[0], len(cross), 0),
             cross_k=cross_k,
             cross_v=cross_v,
             src_mask=keep[:, None, None, :],  # (B, 1, 1, S), True = may attend
@@ -146,13 +147,14 @@ class TransformerDecoder(nn.Module):
         new_k, new_v, weights = [], [], []
         for i, layer in enumerate(self.layers):
             x, k, v, w = layer.block(x, cache.cross_k[i], cache.cross_v[i], self_mask,
-                                     cache.src_mask, cache.self_k[i], cache.self_v[i],
+                                     cache.src_mask, cache.keys(i), cache.values(i),
                                      need_weights)  # fmt: skip
             new_k.append(k)
             new_v.append(v)
             weights.append(w)
         out = self._finish(x, weights, need_weights)
-        cache = cache.extended(new_k, new_v)
+        # The past and new keys/values, (B, H, P+T, Dh) per layer, are the new cache's.
+        cache = replace(cache, self_k=tuple(new_k), self_v=tuple(new_v), length=P + T)
         return (out[0], cache, out[1]) if need_weights else (out, cache)
 
 

@@ -12,9 +12,9 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from aiayn.decode.beam import BeamOptions
-from aiayn.decode.translate import load_translator, nbest_lines
-from aiayn.explain import attention_for
+from aiayn.decode.beam import BeamOptions, Hypothesis
+from aiayn.decode.translate import load_translator, nbest_hypotheses
+from aiayn.explain import attention_of
 from aiayn.serve.batcher import DynamicBatcher
 
 
@@ -38,20 +38,36 @@ FIELDS = tuple(TranslateRequest.model_fields)
 
 
 def create_app(
-    model_dir: str | Path, limits: Limits = Limits(), wait_ms: float = 5.0, engine: str = "aiayn"
+    model_dir: str | Path,
+    limits: Limits = Limits(),
+    wait_ms: float = 5.0,
+    precision: str = "fp32",
+    engine: str = "aiayn",
 ) -> FastAPI:
     if engine == "ctranslate2":  # an exported directory; its beam search: |Y|^alpha
         from aiayn.engines.ctranslate2 import CTranslate2Engine
 
         model, ct2 = None, CTranslate2Engine(model_dir)
 
-        def translate(texts: list[str], beam: int, nbest: int) -> list[list[tuple[str, float]]]:
-            return ct2.nbest(texts, BeamOptions(beam=beam, nbest=nbest, penalty="power"))
+        def translate(
+            texts: list[str], beam: int, nbest: int
+        ) -> list[list[tuple[str, Hypothesis]]]:
+            found = ct2.nbest(texts, BeamOptions(beam=beam, nbest=nbest, penalty="power"))
+            return [[(t, Hypothesis([], s, s)) for t, s in hyps] for hyps in found]
     else:
-        model, tokenizer = load_translator(model_dir)
+        model, tokenizer = load_translator(model_dir, precision=precision)
 
-        def translate(texts: list[str], beam: int, nbest: int) -> list[list[tuple[str, float]]]:
-            return nbest_lines(model, tokenizer, texts, BeamOptions(beam=beam, nbest=nbest))
+        def translate(
+            texts: list[str], beam: int, nbest: int
+        ) -> list[list[tuple[str, Hypothesis]]]:
+            return nbest_hypotheses(model, tokenizer, texts, BeamOptions(beam=beam, nbest=nbest))
+
+    def attention(text: str, output: list[int]) -> dict:
+        """The last layer's cross-attention (heads' mean) over the translation found: one
+        teacher-forced pass, run in the model thread, not a second search."""
+        found = attention_of(model, tokenizer, tokenizer.encode([text])[0], output)
+        cross = found.cross[-1].round(4).tolist()
+        return {"source": found.source, "target": found.target_out, "cross": cross}
 
     batcher = DynamicBatcher(translate, max_texts=4 * limits.max_texts, wait_ms=wait_ms)
 
@@ -84,18 +100,15 @@ def create_app(
         results = await batcher.submit(texts, req.beam, req.nbest)
         out = []
         for text, hyps in zip(texts, results, strict=True):
-            item = {"text": hyps[0][0], "score": hyps[0][1]}
+            item = {"text": hyps[0][0], "score": hyps[0][1].score}
             if req.nbest > 1:
-                item["nbest"] = [{"text": t, "score": s} for t, s in hyps]
+                item["nbest"] = [{"text": t, "score": h.score} for t, h in hyps]
             if req.attention and model is None:
                 raise HTTPException(422, "attention maps need `aiayn serve --engine aiayn`")
             if req.attention and text.strip():
-                found = attention_for(model, tokenizer, text, beam=req.beam)
-                item["attention"] = {
-                    "source": found.source,
-                    "target": found.target_out,
-                    "cross": found.cross[-1].round(4).tolist(),  # the last layer, heads' mean
-                }
+                item["attention"] = await batcher.in_model_thread(
+                    attention, text, hyps[0][1].tokens
+                )
             out.append(item)
         return {"translations": out}
 

@@ -10,8 +10,10 @@ import asyncio
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TypeVar
 
-Translate = Callable[[list[str], int, int], list[list[tuple[str, float]]]]  # texts, beam, nbest
+Translate = Callable[[list[str], int, int], list[list]]  # texts, beam, nbest -> n best per text
+R = TypeVar("R")
 
 
 @dataclass
@@ -43,12 +45,14 @@ class DynamicBatcher:
             self.task.cancel()
         self.executor.shutdown(wait=False, cancel_futures=True)
 
-    async def submit(
-        self, texts: list[str], beam: int, nbest: int
-    ) -> list[list[tuple[str, float]]]:
+    async def submit(self, texts: list[str], beam: int, nbest: int) -> list[list]:
         future = asyncio.get_running_loop().create_future()
         await self.queue.put(Pending(texts, beam, nbest, future))
         return await future
+
+    async def in_model_thread(self, fn: Callable[..., R], *args) -> R:
+        """Run `fn` in the model's one worker thread, between batches, off the event loop."""
+        return await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
 
     async def _collect(self) -> list[Pending]:
         batch = [await self.queue.get()]
