@@ -8,7 +8,7 @@ search, the same length limits, one graph call per step.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
@@ -64,11 +64,13 @@ class OnnxModel:
         cross_k, cross_v, src_mask = self.encoder.run(None, {"src": src.cpu().numpy()})
         return OnnxEncoded(*(torch.from_numpy(a) for a in (cross_k, cross_v, src_mask)))
 
-    def init_cache(self, encoded: OnnxEncoded) -> KVCache:
+    def init_cache(self, encoded: OnnxEncoded, capacity: int = 0) -> KVCache:
+        """An empty cache; the step graph returns the whole cache, so nothing is preallocated
+        (`capacity` is accepted for the model's interface and unused)."""
         cross_k, cross_v = tuple(encoded.cross_k.unbind(0)), tuple(encoded.cross_v.unbind(0))
         return KVCache(
-            self_k=empty_self_kv(cross_k[0], len(cross_k)),
-            self_v=empty_self_kv(cross_v[0], len(cross_v)),
+            self_k=empty_self_kv(cross_k[0], len(cross_k), 0),
+            self_v=empty_self_kv(cross_v[0], len(cross_v), 0),
             cross_k=cross_k,
             cross_v=cross_v,
             src_mask=encoded.src_mask[:, None, None, :],  # (B, 1, 1, S)
@@ -77,6 +79,7 @@ class OnnxModel:
     def decode(self, tgt: Tensor, cache: KVCache) -> Decoded:
         """One step for each row: (B, 1) ids -> (B, 1, V) logits and the extended cache."""
         K = cache.group  # beams share their source in the cache; the graph takes a row each
+        N = len(cache.self_k)
         cross_k, cross_v = torch.stack(cache.cross_k), torch.stack(cache.cross_v)
         src_mask = cache.src_mask[:, 0, 0, :]  # (B, S)
         if K > 1:
@@ -84,8 +87,8 @@ class OnnxModel:
             src_mask = src_mask.repeat_interleave(K, 0)  # (B*K, S)
         inputs = {
             "tgt": tgt,  # (B, 1)
-            "self_k": torch.stack(cache.self_k),  # (N, B, H, P, Dh)
-            "self_v": torch.stack(cache.self_v),
+            "self_k": torch.stack([cache.keys(i) for i in range(N)]),  # (N, B, H, P, Dh)
+            "self_v": torch.stack([cache.values(i) for i in range(N)]),
             "cross_k": cross_k,  # (N, B, H, S, Dh)
             "cross_v": cross_v,
             "src_mask": src_mask,
@@ -93,7 +96,8 @@ class OnnxModel:
         logits, self_k, self_v = self.decoder.run(None, {k: v.numpy() for k, v in inputs.items()})
         new_k = list(torch.from_numpy(self_k).unbind(0))  # per layer (B, H, P+1, Dh)
         new_v = list(torch.from_numpy(self_v).unbind(0))
-        return Decoded(logits=torch.from_numpy(logits), cache=cache.extended(new_k, new_v))
+        cache = replace(cache, self_k=tuple(new_k), self_v=tuple(new_v), length=cache.length + 1)
+        return Decoded(logits=torch.from_numpy(logits), cache=cache)
 
 
 class OnnxEngine:

@@ -121,7 +121,10 @@ class KVCache:
                 new = buffer.new_empty(len(rows), H, capacity, Dh)  # (B', H, capacity, Dh)
                 if self.length:
                     filled = buffer[:, :, : self.length]
-                    torch.index_select(filled, 0, rows, out=new[:, :, : self.length])
+                    if filled.requires_grad and torch.is_grad_enabled():  # autograd: no out=
+                        new[:, :, : self.length] = filled.index_select(0, rows)
+                    else:
+                        torch.index_select(filled, 0, rows, out=new[:, :, : self.length])
                 out.append(new)
             return tuple(out)
 
