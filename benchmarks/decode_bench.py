@@ -42,11 +42,22 @@ SYSTEMS: dict[str, tuple[str, str, dict]] = {
     "CT2 int8 1 thr": ("ct2", "int8", {"intra": 1}),
     "CT2 int8 2 thr": ("ct2", "int8", {"intra": 2}),
     "CT2 int8 2 thr, passive wait": ("ct2", "int8", {"intra": 2, "OMP_WAIT_POLICY": "PASSIVE"}),
+    # Our own weights through `aiayn export`: CTranslate2's spec API and ONNX Runtime graphs.
+    "aiayn export -> CT2 fp32 2 thr": ("ct2", "float32", {"intra": 2, "dir": "ct2-ours"}),
+    "aiayn export -> CT2 int8 1 thr": ("ct2", "int8", {"intra": 1, "dir": "ct2-ours"}),
+    "aiayn export -> ONNX Runtime fp32": ("onnx", "fp32", {}),
 }
 # Side by side in the tables: each aiayn precision with the peer entries of its class.
-CLASSES = {"fp32": ["aiayn fp32", "HF generate fp32", "CT2 fp32 2 thr"],
-           "int8 / bf16": ["aiayn int8", "aiayn bf16", "CT2 int8 1 thr", "CT2 int8 2 thr",
-                           "CT2 int8 2 thr, passive wait"]}  # fmt: skip
+CLASSES = {
+    "fp32": [
+        "aiayn fp32", "HF generate fp32", "CT2 fp32 2 thr", "aiayn export -> CT2 fp32 2 thr",
+        "aiayn export -> ONNX Runtime fp32",
+    ],
+    "int8 / bf16": [
+        "aiayn int8", "aiayn bf16", "CT2 int8 1 thr", "CT2 int8 2 thr",
+        "CT2 int8 2 thr, passive wait", "aiayn export -> CT2 int8 1 thr",
+    ],
+}  # fmt: skip
 
 
 # -- set-up (a child process): weights, sources, the peers' model directories ---------------
@@ -69,6 +80,7 @@ def setup(data: Path, out: Path, src_len: int) -> None:
     marian = marian_like(model)
     marian.save_pretrained(out / "hf")
     ct2_convert(model, data / "spm.model", out)
+    export_ours(out, data / "spm.model")
     g = torch.Generator().manual_seed(0)
     sources = {}
     for batch in sorted({b for b, _ in CONFIGS}):
@@ -77,6 +89,16 @@ def setup(data: Path, out: Path, src_len: int) -> None:
         pieces = [[tok.sp.id_to_piece(i) for i in row[:-1].tolist()] for row in src]
         sources[batch] = {"ids": src.tolist(), "pieces": pieces}
     (out / "sources.json").write_text(json.dumps(sources))
+
+
+def export_ours(out: Path, spm_model: Path) -> None:
+    """The same weights exported by `aiayn export`: to CTranslate2 and to ONNX graphs."""
+    from aiayn.export.ctranslate2 import export_ctranslate2
+    from aiayn.export.onnx import export_onnx
+
+    (out / "aiayn" / "spm.model").write_bytes(Path(spm_model).read_bytes())
+    export_ctranslate2(out / "aiayn", out / "ct2-ours")
+    export_onnx(out / "aiayn", out / "onnx")
 
 
 def ct2_convert(model, spm_model: Path, out: Path) -> None:
@@ -133,7 +155,7 @@ def runner(system: str, directory: Path, out_len: int):
         import ctranslate2
 
         translator = ctranslate2.Translator(
-            str(directory / "ct2"), device="cpu", compute_type=precision,
+            str(directory / options.get("dir", "ct2")), device="cpu", compute_type=precision,
             intra_threads=options["intra"], inter_threads=1,
         )  # fmt: skip
 
@@ -170,7 +192,12 @@ def runner(system: str, directory: Path, out_len: int):
     from aiayn.decode.greedy import greedy_decode
     from aiayn.decode.precision import for_decoding
 
-    model = for_decoding(Transformer.load(directory / "aiayn").eval(), precision)
+    if kind == "onnx":  # our search over the exported graphs on ONNX Runtime
+        from aiayn.engines.onnx import OnnxModel
+
+        model = OnnxModel(directory / "onnx", threads=2)
+    else:
+        model = for_decoding(Transformer.load(directory / "aiayn").eval(), precision)
 
     def aiayn_run(batch: int, beam: int):
         """What `aiayn translate --beam N --precision P` runs."""
