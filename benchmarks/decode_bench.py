@@ -239,7 +239,8 @@ def spawn(args: list[str], env: dict | None = None) -> str:
                           capture_output=True, text=True)  # fmt: skip
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(args)} failed:\n{done.stderr[-3000:]}")
-    return done.stdout.strip().splitlines()[-1]
+    lines = done.stdout.strip().splitlines()
+    return lines[-1] if lines else ""  # the set-up prints nothing
 
 
 def machine_cpu() -> str:
