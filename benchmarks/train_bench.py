@@ -49,20 +49,19 @@ PRECISIONS = ("fp32", "bf16")
 Step = Callable[[int], int]  # batch number -> real target tokens of the step
 
 
-def aiayn_step(data_dir: Path, cfg, precision: str, max_tokens: int, work: Path):
-    """aiayn's own training update, as `aiayn train` runs it; also its trainer and the list
-    its batches go in."""
+def aiayn_step(data_dir: Path, indices, cfg, precision: str, max_tokens: int, work: Path) -> Step:
+    """aiayn's own training update, as `aiayn train` runs it, on its own padding of the batches."""
     train_cfg = TrainConfig(max_tokens=max_tokens, precision=precision, warmup=4000)
     run = create_run(work / f"aiayn-{precision}", data_dir, cfg, train_cfg)
     trainer = Trainer(cfg, train_cfg, run, Distributed.from_env("cpu"), progress=False)
-    batches: list[Batch] = []
+    data = trainer.train_data
+    batches: list[Batch] = [data.collate(ix, train_cfg.pad_to) for ix in indices]
 
     def step(i: int) -> int:
-        batch = batches[i]
-        trainer.update([batch], [0.0, 0.0, 0.0])
-        return batch.n_tgt_tokens
+        trainer.update([batches[i]], [0.0, 0.0, 0.0])
+        return batches[i].n_tgt_tokens
 
-    return step, trainer, batches
+    return step
 
 
 def peer_step(model, forward, optimizer, precision: str, loss_name: str, pad_id: int, batches):
@@ -132,9 +131,9 @@ def main() -> None:
     steps: dict[str, Step] = {}
     work = Path(tempfile.mkdtemp(prefix="train-bench-"))
     for precision in PRECISIONS:
-        step, trainer, mine = aiayn_step(args.data, cfg, precision, args.max_tokens, work)
-        mine.extend(data.collate(ix, trainer.cfg.pad_to) for ix in indices)
-        steps[f"aiayn {precision}"] = step
+        steps[f"aiayn {precision}"] = aiayn_step(
+            args.data, indices, cfg, precision, args.max_tokens, work
+        )
     for precision in PRECISIONS:
         torch.manual_seed(0)
         ref = TorchTransformer(cfg)

@@ -12,24 +12,17 @@ from pathlib import Path
 
 from aiayn.train import checkpoint as ckpt
 from tests.conftest import TINY_RUN
-from tests.train.test_resume import assert_bitwise_equal, assert_checkpoints_whole, wait_for
+from tests.train.test_resume import (
+    SLOW_WRITER,
+    assert_bitwise_equal,
+    assert_checkpoints_whole,
+    wait_for,
+)
 
 # The command line with checkpoint writing slowed down on request, and each process's pid
 # written to PIDS/<rank> (torchrun starts the processes, so the test cannot know them).
-SCRIPT = """
-import os, sys, time
-from pathlib import Path
-import aiayn.train.checkpoint as ck
-Path(os.environ["PIDS"], os.environ.get("RANK", "0")).write_text(str(os.getpid()))
-write = ck._write_files
-def slow(directory, *args, **kwargs):
-    write(directory, *args, **kwargs)
-    Path(os.environ["MARKER"]).write_text(str(directory))
-    time.sleep(float(os.environ["PAUSE"]))
-ck._write_files = slow
-from aiayn.cli import main
-sys.exit(main(sys.argv[1:]))
-"""
+PID_LINE = 'Path(os.environ["PIDS"], os.environ.get("RANK", "0")).write_text(str(os.getpid()))\n'
+SCRIPT = SLOW_WRITER.replace("write = ck._write_files", PID_LINE + "write = ck._write_files", 1)
 TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node",
             "2", "--monitor-interval", "0.1"]  # fmt: skip
 
