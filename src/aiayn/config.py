@@ -117,6 +117,7 @@ class TrainConfig:
 
     max_tokens: int = 4096  # token budget of one batch, per process, padding included
     pad_to: int = 8  # batch lengths rounded up to a multiple: few shapes, kernels reused; 1 = off
+    trim_heap: bool = True  # free heap pages back to the OS after each update: bounded memory
     update_freq: int = 1  # batches accumulated per update (the paper: ~25k tokens per update)
     lr_scale: float = 1.0  # multiplies d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)
     warmup: int = 4000  # warmup_steps

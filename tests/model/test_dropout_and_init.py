@@ -4,6 +4,7 @@ import torch
 from torch import nn
 
 from aiayn import Transformer, preset
+from aiayn.model.dropout import Dropout
 from tests.conftest import padded_batch, tiny_model
 
 
@@ -12,7 +13,7 @@ def count_dropout_calls(model: Transformer, src, tgt_in) -> int:
     hooks = [
         m.register_forward_hook(lambda *_: calls.append(1))
         for m in model.modules()
-        if isinstance(m, nn.Dropout)
+        if isinstance(m, Dropout | nn.Dropout)
     ]
     model(src, tgt_in)
     for h in hooks:
@@ -27,7 +28,7 @@ def test_residual_dropout_on_every_sublayer_and_both_embeddings():
     tgt_in = padded_batch([4, 4], cfg, seed=2, start_with_bos=True)
     expected = 2 + 2 * cfg.n_encoder_layers + 3 * cfg.n_decoder_layers
     assert count_dropout_calls(model, src, tgt_in) == expected
-    assert all(m.p == cfg.dropout for m in model.modules() if isinstance(m, nn.Dropout))
+    assert all(m.p == cfg.dropout for m in model.modules() if isinstance(m, Dropout | nn.Dropout))
 
 
 def test_attention_dropout_is_off_by_default_and_only_in_training():

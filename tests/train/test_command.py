@@ -51,18 +51,18 @@ def test_max_epochs(tiny_data, tmp_path):
 
 
 def test_non_finite_losses_are_skipped_then_stop_the_run(tiny_data, tmp_path, monkeypatch, capsys):
-    real = trainer_module.label_smoothed_loss
+    real = trainer_module.projected_smoothed_loss
     calls = {"n": 0}
 
-    def sometimes_nan(logits, *args):
+    def sometimes_nan(*args):
         calls["n"] += 1
-        loss, nll = real(logits, *args)
+        loss, nll = real(*args)
         # updates of 2 batches: update 3 is poisoned once, from update 6 on always
         if calls["n"] in (5, 6) or calls["n"] > 10:
             return loss * float("nan"), nll
         return loss, nll
 
-    monkeypatch.setattr(trainer_module, "label_smoothed_loss", sometimes_nan)
+    monkeypatch.setattr(trainer_module, "projected_smoothed_loss", sometimes_nan)
     args = ["train", "--data", str(tiny_data), "--out", str(tmp_path), *TINY_RUN,
             "save_every=1", "max_bad_steps=3", "--max-steps", "20"]  # fmt: skip
     assert main(args) == 3

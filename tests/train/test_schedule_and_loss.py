@@ -6,7 +6,8 @@ import math
 import pytest
 import torch
 
-from aiayn.train.loss import label_smoothed_loss
+from aiayn.train import loss as loss_module
+from aiayn.train.loss import label_smoothed_loss, projected_smoothed_loss
 from aiayn.train.schedule import learning_rate
 
 
@@ -109,3 +110,43 @@ def test_hand_written_gradient_equals_autograd(eps):
     torch.testing.assert_close(loss, ref_loss.float(), rtol=1e-6, atol=1e-6)
     torch.testing.assert_close(grad, expected.float().double(), rtol=1e-5, atol=1e-6)
     assert torch.all(grad[2, 2:] == 0)  # padding positions: no gradient
+
+
+@pytest.mark.parametrize("eps", [0.0, 0.1])
+def test_projected_loss_equals_projecting_then_the_loss(eps, monkeypatch):
+    """The fused projection + loss: the same values and gradients as the two steps apart,
+    over several row chunks, padding included."""
+    monkeypatch.setattr(loss_module, "PROJECTED_CHUNK_ELEMENTS", 11 * 4)  # 4 rows a chunk
+    torch.manual_seed(3)
+    states = torch.randn(15, 6, dtype=torch.float64, requires_grad=True)
+    weight = torch.randn(11, 6, dtype=torch.float64, requires_grad=True)
+    target = torch.randint(1, 11, (15,))
+    target[[2, 9]] = 0
+    ref_loss, ref_nll = reference_loss(states @ weight.t(), target, eps, 0)
+    expected = torch.autograd.grad(0.7 * ref_loss, (states, weight))
+    loss, nll = projected_smoothed_loss(states, weight, target, eps, pad_id=0)
+    grads = torch.autograd.grad(0.7 * loss, (states, weight))
+    torch.testing.assert_close(loss, ref_loss.float(), rtol=1e-6, atol=1e-5)
+    torch.testing.assert_close(nll, ref_nll.float(), rtol=1e-6, atol=1e-5)
+    assert not nll.requires_grad
+    for got, want in zip(grads, expected, strict=True):
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
+    with torch.no_grad():  # validation: no gradients computed, the same values
+        torch.testing.assert_close(projected_smoothed_loss(states, weight, target, eps, 0)[0], loss)
+
+
+def test_projected_loss_under_bf16_autocast_is_close_to_fp32():
+    torch.manual_seed(4)
+    states = torch.randn(300, 32, requires_grad=True)
+    weight = (0.2 * torch.randn(500, 32)).requires_grad_()
+    target = torch.randint(1, 500, (300,))
+    loss32, _ = projected_smoothed_loss(states, weight, target, 0.1, 0)
+    grads32 = torch.autograd.grad(loss32, (states, weight))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss16, _ = projected_smoothed_loss(states, weight, target, 0.1, 0)
+    grads16 = torch.autograd.grad(loss16, (states, weight))
+    assert loss16.dtype == torch.float32
+    assert loss16.item() == pytest.approx(loss32.item(), rel=5e-3)
+    for g16, g32 in zip(grads16, grads32, strict=True):
+        assert g16.dtype == torch.float32
+        assert ((g16 - g32).norm() / g32.norm()).item() < 0.02

@@ -87,15 +87,16 @@ def test_batches_are_padded_to_a_multiple_of_pad_to(tiny_data, tmp_path):
 
 def test_a_trainer_run_reaches_a_stated_validation_loss(tiny_data, tmp_path):
     """The synthetic word-for-word corpus is learnable: 300 updates of the tiny model take the
-    validation loss (label-smoothed, per token) from ln(64) = 4.2 to below 2.3 (2.02 measured;
-    a broken gradient, schedule or batching stays above 3)."""
+    validation loss (label-smoothed, per token) from ln(64) = 4.2 to below 2.0 (1.56-1.67 measured
+    over seeds 1-4; a broken gradient, schedule or batching stays above 3). lr_scale=2 was tried
+    and is unstable here: one seed in three stalled at 3.5."""
     out = tmp_path / "run"
     args = ["train", "--data", str(tiny_data), "--out", str(out), *TINY_RUN]
-    args += ["--max-steps", "300", "--set", "warmup=40", "lr_scale=2", "dropout=0.0"]
+    args += ["--max-steps", "300", "--set", "warmup=40", "lr_scale=1", "dropout=0.0"]
     assert main(args) == 0
     valid = [r for r in read_metrics(out) if r["kind"] == "valid"]
     assert valid and math.isfinite(valid[-1]["loss"])
-    assert valid[-1]["loss"] < 2.3, valid[-1]
+    assert valid[-1]["loss"] < 2.0, valid[-1]
 
 
 def test_a_run_closes_with_the_average_of_its_last_checkpoints(tiny_data, tmp_path, capsys):

@@ -9,6 +9,7 @@ from torch import Tensor, nn
 
 from aiayn.model.attention import MultiHeadAttention
 from aiayn.model.cache import KVCache
+from aiayn.model.dropout import Dropout
 
 _ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu, "swish": F.silu}
 
@@ -38,7 +39,7 @@ class Residual(nn.Module):
     def __init__(self, d_model: int, dropout: float, norm_first: bool, eps: float) -> None:
         super().__init__()
         self.norm = nn.LayerNorm(d_model, eps=eps)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.norm_first = norm_first
 
     def enter(self, x: Tensor) -> Tensor:

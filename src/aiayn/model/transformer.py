@@ -15,6 +15,7 @@ from aiayn.config import ModelConfig
 from aiayn.files import atomic_write
 from aiayn.model.attention import MultiHeadAttention
 from aiayn.model.cache import KVCache, empty_self_kv
+from aiayn.model.dropout import Dropout
 from aiayn.model.layers import DecoderLayer, EncoderLayer, LayerSpec
 from aiayn.model.masks import decoder_mask, padding_mask
 from aiayn.model.positional import inverse_frequencies, sinusoidal_encoding
@@ -36,7 +37,7 @@ class Encoded:
 class Decoded:
     """The decoder's output for T new steps."""
 
-    logits: Tensor  # (B, T, V)
+    logits: Tensor  # (B, T, V); the (B, T, D) decoder states when asked not to project
     cache: KVCache | None = None  # the cache extended by these steps, when one was given
     self_attention: tuple[Tensor, ...] = ()  # per layer (B, H, T, P+T), when asked
     cross_attention: tuple[Tensor, ...] = ()  # per layer (B, H, T, S), when asked
@@ -77,7 +78,7 @@ class Transformer(nn.Module):
         self.out_proj = (
             None if cfg.tie_embeddings else nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
         )
-        self.embed_dropout = nn.Dropout(cfg.dropout)
+        self.embed_dropout = Dropout(cfg.dropout)
         # 1 / 10000^(2i/D): a constant, made once (not saved with the weights).
         self.register_buffer("inv_freq", inverse_frequencies(cfg.d_model), persistent=False)
         self.encoder_layers = nn.ModuleList(EncoderLayer(spec) for _ in range(cfg.n_encoder_layers))
@@ -127,6 +128,11 @@ class Transformer(nn.Module):
 
     def _target_table(self) -> nn.Embedding:
         return self.src_embed if self.tgt_embed is None else self.tgt_embed
+
+    @property
+    def output_weight(self) -> Tensor:
+        """(V, D) the pre-softmax projection: the shared embedding when tied."""
+        return self.src_embed.weight if self.out_proj is None else self.out_proj.weight
 
     def project(self, h: Tensor) -> Tensor:
         """Pre-softmax linear projection: (B, T, D) -> (B, T, V) logits."""
@@ -190,6 +196,7 @@ class Transformer(nn.Module):
         cache: KVCache | None = None,
         need_weights: bool = False,
         select: Tensor | None = None,
+        project: bool = True,
     ) -> Decoded:
         """Run the decoder stack over target steps, all at once or continuing a cache.
 
@@ -203,6 +210,8 @@ class Transformer(nn.Module):
             need_weights: also return each layer's attention weights.
             select: (B, T) bool, the positions whose logits are wanted (in training, the real
                 target tokens: padding then costs no output projection and no softmax).
+            project: False leaves out the output projection: `logits` then holds the decoder
+                states, (B, T, D) or (N, D), for a loss that projects them itself.
 
         Returns:
             `Decoded` with logits (B, T, V), or (N, V) for the N positions of `select`.
@@ -244,16 +253,19 @@ class Transformer(nn.Module):
         if select is not None:
             x = x[select]  # (N, D): the selected positions only
         return Decoded(
-            logits=self.project(x),  # (B, T, V) or (N, V)
+            logits=self.project(x) if project else x,  # (B, T, V) or (N, V)
             cache=None if cache is None else cache.advanced(T),
             self_attention=tuple(self_weights) if need_weights else (),
             cross_attention=tuple(cross_weights) if need_weights else (),
         )
 
-    def forward(self, src: Tensor, tgt_in: Tensor, select: Tensor | None = None) -> Tensor:
+    def forward(
+        self, src: Tensor, tgt_in: Tensor, select: Tensor | None = None, project: bool = True
+    ) -> Tensor:
         """Teacher-forced pass: (B, S) source and (B, T) decoder input ids -> (B, T, V) logits,
-        or (N, V) at the N positions where the (B, T) bool `select` is True."""
-        return self.decode(tgt_in, self.encode(src), select=select).logits
+        or (N, V) at the N positions where the (B, T) bool `select` is True; with
+        `project=False`, the decoder states (B, T, D) or (N, D) before the output projection."""
+        return self.decode(tgt_in, self.encode(src), select=select, project=project).logits
 
     def attention_maps(self, src: Tensor, tgt_in: Tensor) -> AttentionMaps:
         """All attention weights of a teacher-forced pass, for plots."""

@@ -28,8 +28,8 @@ from aiayn.data.dataset import Batch, ParallelData
 from aiayn.model import Transformer
 from aiayn.train import checkpoint as ckpt
 from aiayn.train.distributed import Distributed
-from aiayn.train.host_memory import heap_trimmer
-from aiayn.train.loss import label_smoothed_loss
+from aiayn.train.host_memory import bound_kernel_cache, heap_trimmer
+from aiayn.train.loss import projected_smoothed_loss
 from aiayn.train.metrics import MetricsLog
 from aiayn.train.recovery import last_good
 from aiayn.train.run import RunFiles
@@ -85,6 +85,7 @@ class Trainer:
     ) -> None:
         self.cfg, self.run, self.dist = train_cfg, run, dist
         self.progress = progress and dist.is_main
+        bound_kernel_cache()  # before the first bf16 matrix product: bounded memory
         torch.manual_seed(train_cfg.seed)  # the same initial weights on every process
         self.model = Transformer(model_cfg).to(dist.device)
         self.optimizer = torch.optim.Adam(
@@ -109,7 +110,8 @@ class Trainer:
             ids = [dist.device.index] if dist.device.type == "cuda" else None
             self.net = DistributedDataParallel(self.model, device_ids=ids)
         self._stop_signal = False
-        self._release_heap = heap_trimmer()  # bounded memory on batches of changing shapes
+        # Bounded memory on batches of changing shapes (see host_memory).
+        self._release_heap = heap_trimmer() if train_cfg.trim_heap else lambda: None
         self._check_precision()
 
     # -- set-up ------------------------------------------------------------------------------
@@ -243,10 +245,11 @@ class Trainer:
         try:
             real = tgt_out != self.model.cfg.pad_id  # (B, T)
             with self.autocast():
-                logits = self.net(src, tgt_in, real)  # (N, V): real target positions only
-            loss, nll = label_smoothed_loss(
-                logits, tgt_out[real], self.cfg.label_smoothing, self.model.cfg.pad_id
-            )
+                states = self.net(src, tgt_in, real, project=False)  # (N, D): real positions
+                loss, nll = projected_smoothed_loss(
+                    states, self.model.output_weight, tgt_out[real], self.cfg.label_smoothing,
+                    self.model.cfg.pad_id,
+                )  # fmt: skip
             # DDP averages gradients over processes; scaling by their number makes the result
             # the gradient of (summed loss of the update) / (its target tokens).
             scaled = loss * (self.dist.world_size / total_tokens)
@@ -291,6 +294,7 @@ class Trainer:
             if bar is not None:
                 bar.write(f"step {self.state.step}: {result}", file=sys.stderr)
             self._keep_best(result)
+            self._release_heap()
         (stop,) = self.dist.sum([float(self.dist.is_main and self._patience_ran_out())])
         self.model.train()
         return bool(stop)

@@ -18,7 +18,7 @@ from aiayn.decode.greedy import greedy_decode
 from aiayn.decode.translate import InputLimits, translate_lines
 from aiayn.evaluate import score
 from aiayn.model import Transformer
-from aiayn.train.loss import label_smoothed_loss
+from aiayn.train.loss import projected_smoothed_loss
 
 
 @dataclass(frozen=True)
@@ -55,10 +55,10 @@ def validation_loss(model: Transformer, data: ParallelData, cfg: TrainConfig, au
         tgt_out = batch.tgt_out.to(device)
         real = tgt_out != model.cfg.pad_id  # (B, T)
         with autocast():
-            logits = model(batch.src.to(device), batch.tgt_in.to(device), real)  # (N, V)
-        loss, nll = label_smoothed_loss(
-            logits, tgt_out[real], cfg.label_smoothing, model.cfg.pad_id
-        )
+            states = model(batch.src.to(device), batch.tgt_in.to(device), real, project=False)
+            loss, nll = projected_smoothed_loss(
+                states, model.output_weight, tgt_out[real], cfg.label_smoothing, model.cfg.pad_id
+            )  # as in training, and no (N, V) logits
         loss_sum, nll_sum, tokens = (
             loss_sum + loss.item(),
             nll_sum + nll.item(),
