@@ -35,18 +35,19 @@ format: setup
 	$(VENV)/bin/ruff format .
 
 # The demo: the default corpus, the `small` preset with the `short` recipe (bf16, a shorter
-# warmup and a gentler peak than the paper's 100k-step recipe, the last checkpoints averaged),
-# capped at DEMO_MINUTES, then the test BLEU and a few translations.
+# warmup and a gentler peak than the paper's 100k-step recipe, the last checkpoints averaged)
+# for a fixed DEMO_STEPS updates - the same training on every machine, whatever its clock - then
+# the test BLEU and a few translations.
 DATA         ?= data/en-de
 RUN          ?= runs/demo
-DEMO_MINUTES ?= 12
+DEMO_STEPS   ?= 1000
 AIAYN        := $(VENV)/bin/aiayn
 
 demo: setup
 	$(AIAYN) prepare --out $(DATA) --no-progress
 	rm -rf $(RUN)
 	$(AIAYN) train --data $(DATA) --out $(RUN) --preset small --recipe short \
-		--max-minutes $(DEMO_MINUTES)
+		--max-steps $(DEMO_STEPS)
 	$(AIAYN) evaluate --model $(RUN) --data $(DATA) --split test
 	printf '%s\n' \
 		"In the beginning God created the heavens and the earth." \

@@ -191,9 +191,13 @@ class Trainer:
                 if cfg.log_every and step % cfg.log_every == 0 and window["tokens"]:
                     self._log_train(window)
                 due = cfg.valid_every and step % cfg.valid_every == 0 and math.isfinite(loss)
-                if due and self._validate_and_keep_best(bar):
-                    stop_reason = "patience"
-                    break
+                if due:
+                    validation_started = time.monotonic()
+                    patience_ran_out = self._validate_and_keep_best(bar)
+                    window["time"] += time.monotonic() - validation_started  # not training time
+                    if patience_ran_out:
+                        stop_reason = "patience"
+                        break
                 if signal_flag or out_of_time:
                     stop_reason = "signal" if signal_flag else "max_minutes"
                     break
