@@ -35,11 +35,15 @@ def test_lr_figure_plots_the_schedule(tmp_path):
 
 
 def test_metrics_figure_plots_the_log(tmp_path):
-    records = [{"kind": "train", "step": s, "loss": 5.0 - s / 10, "lr": s * 1e-4} for s in (1, 2)]
+    records = [
+        {"kind": "train", "step": s, "loss": 5.0 - s / 10, "lr": s * 1e-4, "tokens_per_s": 900 + s}
+        for s in (1, 2)
+    ]
     records.append({"kind": "valid", "step": 2, "loss": 4.5, "bleu": 3.0, "chrf": 20.0})
     (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     fig = plot.metrics_figure(tmp_path)
-    loss, bleu, lr = fig.axes
+    loss, bleu, lr, speed = fig.axes
+    assert list(speed.lines[0].get_ydata()) == [901, 902]
     assert list(loss.lines[0].get_ydata()) == [4.9, 4.8]
     assert list(bleu.lines[0].get_ydata()) == [3.0] and list(lr.lines[0].get_ydata()) == [
         1e-4,

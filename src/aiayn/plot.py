@@ -67,13 +67,14 @@ def lr_figure(d_model: int = 512, warmup: int = 4000, scale: float = 1.0, steps:
 
 
 def metrics_figure(run: str | Path) -> Figure:
-    """Training and validation loss, validation BLEU and the learning rate of a run."""
+    """Training and validation loss, validation BLEU, the learning rate and the training
+    throughput (target tokens/s, validation time left out) of a run."""
     records = read_metrics(run)
     if not records:
         raise FileNotFoundError(f"{Path(run) / 'metrics.jsonl'}: no metrics; is it a run?")
     train = [r for r in records if r["kind"] == "train"]
     valid = [r for r in records if r["kind"] == "valid"]
-    fig, (loss, bleu, lr) = plt.subplots(1, 3, figsize=(15, 4))
+    fig, (loss, bleu, lr, speed) = plt.subplots(1, 4, figsize=(20, 4))
     loss.plot([r["step"] for r in train], [r["loss"] for r in train], label="train")
     loss.plot([r["step"] for r in valid], [r["loss"] for r in valid], "o-", label="valid")
     loss.set(xlabel="step", ylabel="label-smoothed loss / token", title="Loss")
@@ -84,6 +85,11 @@ def metrics_figure(run: str | Path) -> Figure:
     bleu.legend()
     lr.plot([r["step"] for r in train], [r["lr"] for r in train])
     lr.set(xlabel="step", title="Learning rate")
+    timed = [r for r in train if "tokens_per_s" in r]
+    speed.plot([r["step"] for r in timed], [r["tokens_per_s"] for r in timed])
+    speed.set(
+        xlabel="step", ylabel="target tokens / s", title="Training throughput", ylim=(0, None)
+    )
     return fig
 
 
