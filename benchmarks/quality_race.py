@@ -68,7 +68,6 @@ def aiayn_system(args, data: Path, out: Path) -> dict:
     seconds, peak_mb = run_child(train, out / "aiayn.train.log")
     metrics = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     summary = next(m for m in reversed(metrics) if m["kind"] == "summary")
-    tokens = max((m["tokens"] for m in metrics if m["kind"] == "train"), default=0)
     averaged = [m for m in metrics if m["kind"] == "averaged"]
     hyp = out / "aiayn.test.hyp"
     translate = [sys.executable, "-m", "aiayn", "translate", "--model", str(run),
@@ -78,7 +77,8 @@ def aiayn_system(args, data: Path, out: Path) -> dict:
     return {
         "steps": summary["steps"],
         "train_minutes": summary["minutes"],
-        "tokens_per_s": tokens / (summary["minutes"] * 60) if summary["minutes"] else 0.0,
+        # over the whole budget, its validations included
+        "tokens_per_s": summary["tokens"] / (summary["minutes"] * 60),
         "peak_rss_mb": round(peak_mb),
         "decode_s": round(decode_s, 1),
         "hypotheses": str(hyp),

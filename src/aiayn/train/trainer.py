@@ -373,6 +373,7 @@ class Trainer:
             "stopped_by": reason,
             "steps": self.state.step,
             "epochs": self.sampler.epoch,
+            "tokens": self.state.tokens_seen,  # target tokens trained on, all processes
             "minutes": round(minutes, 2),
             "best_bleu": self.state.best_bleu,
             "best_step": self.state.best_step,
