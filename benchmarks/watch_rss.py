@@ -1,6 +1,6 @@
 """Run a command and sample its resident memory every few seconds.
 
-    .venv/bin/python benchmarks/watch_rss.py LOG -- aiayn train --data data/en-de ...
+    .venv/bin/python benchmarks/watch_rss.py LOG [--every 2] -- aiayn train --data data/en-de ...
 
 Writes "seconds MB" lines to LOG (the command's stderr to LOG.err, its stdout discarded) and,
 when the command ends, prints the median, 99th percentile and highest sample, and the peak
@@ -28,12 +28,13 @@ def rss_mb(pid: int) -> int | None:
 
 
 def main() -> None:
+    argv = sys.argv[1:]
+    split = argv.index("--") if "--" in argv else len(argv)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("log", type=Path)
     parser.add_argument("--every", type=float, default=2.0, help="seconds between samples")
-    parser.add_argument("command", nargs=argparse.REMAINDER)
-    args = parser.parse_args()
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    args = parser.parse_args(argv[:split])
+    command = argv[split + 1 :]
     if not command:
         parser.error("give the command to run after --")
     samples: list[int] = []
