@@ -107,9 +107,9 @@ def projected_smoothed_loss(
     Returns:
         (smoothed loss, negative log-likelihood), each a float32 scalar summed over tokens.
     """
-    dtype = torch.get_autocast_dtype(states.device.type) if torch.is_autocast_enabled(
-        states.device.type
-    ) else weight.dtype  # fmt: skip
+    device = states.device.type
+    autocast = torch.is_autocast_enabled(device)
+    dtype = torch.get_autocast_dtype(device) if autocast else weight.dtype
     return _ProjectedSmoothedCrossEntropy.apply(states, weight, target, epsilon, pad_id, dtype)
 
 
@@ -144,7 +144,8 @@ class _ProjectedSmoothedCrossEntropy(torch.autograd.Function):
             g = logp.exp_().sub_(smooth)  # (n, V), in place: p - smooth
             g[:, pad_id] += smooth
             g.scatter_add_(-1, gold_ids, torch.full_like(gold, -(1.0 - epsilon - smooth)))
-            g = (g * real).to(dtype)  # padding rows get no gradient
+            g[gold_ids.squeeze(-1) == pad_id] = 0.0  # padding rows (none in training) get none
+            g = g.to(dtype)
             grad_states[rows] = g @ w  # (n, D)
             grad_weight += (g.t() @ h).to(weight.dtype)  # (V, D)
         ctx.save_for_backward(grad_states, grad_weight)
