@@ -1,12 +1,14 @@
 """Quality and length of the search, per decoding precision and stopping rule, on a test split.
 
     .venv/bin/python benchmarks/decode_quality.py --model runs/demo --data data/en-de \
-        [--precisions fp32 bf16 int8] [--stops bound k-finished] [--sentences N]
+        [--precisions fp32 bf16 int8] [--stops bound k-finished] [--sentences N] [--short 18]
 
 For each setting: sacreBLEU BLEU (all references), chrF, the length ratio (hypothesis length /
 reference length, sacreBLEU's `ratio`), and the decoding time, with the CPU model. The
 `--precision int8` and `bf16` rows should be within 0.3 BLEU of fp32; the ratio at beam 4
-within 0.95-1.10.
+within 0.95-1.10. `--short N` also scores the short segments alone: the lines whose source has
+at most N subwords (18 is the mean of the short-segment corpus in issue 10), where a search that
+favours short hypotheses shows first.
 """
 
 from __future__ import annotations
@@ -38,6 +40,9 @@ def main() -> None:
     parser.add_argument("--precisions", nargs="+", default=["fp32", "bf16", "int8"])
     parser.add_argument("--stops", nargs="+", default=["bound", "k-finished"])
     parser.add_argument("--sentences", type=int, default=0, help="the first N only (0: all)")
+    parser.add_argument(
+        "--short", type=int, default=18, help="also score lines of at most this many subwords"
+    )
     args = parser.parse_args()
     sources = (args.data / f"{args.split}.src.txt").read_text(encoding="utf-8").splitlines()
     refs = references(args.data, args.split)
@@ -47,8 +52,13 @@ def main() -> None:
           f"{len(sources)} sentences of {args.data / args.split}, {len(refs)} reference(s), "
           f"beam {args.beam}")  # fmt: skip
     rows = []
+    short = None
     for precision in args.precisions:
         model, tokenizer = load_translator(args.model, precision=precision)
+        if short is None:
+            pieces = tokenizer.encode(sources)
+            short = [i for i, ids in enumerate(pieces) if len(ids) <= args.short]
+            print(f"short segments: {len(short)} lines of at most {args.short} subwords")
         for stop in args.stops if precision == "fp32" else args.stops[:1]:
             decoder = beam_decoder(BeamOptions(beam=args.beam, stop=stop))
             start = time.perf_counter()
@@ -58,14 +68,25 @@ def main() -> None:
             row = {"precision": precision, "stop": stop, "bleu": round(bleu.score, 2),
                    "chrf": round(CHRF().corpus_score(hyps, refs).score, 2),
                    "ratio": round(bleu.sys_len / bleu.ref_len, 3),
+                   "ratio_short": short_ratio(hyps, refs, short),
                    "seconds": round(seconds, 1)}  # fmt: skip
             rows.append(row)
             print(row, flush=True)
-    print("| precision | stop | BLEU | chrF | length ratio | seconds |\n|---|---|---|---|---|---|")
+    print(f"| precision | stop | BLEU | chrF | length ratio | ratio, <= {args.short} subwords | "
+          "seconds |\n|---|---|---|---|---|---|---|")  # fmt: skip
     for r in rows:
         print(f"| {r['precision']} | {r['stop']} | {r['bleu']} | {r['chrf']} | {r['ratio']} | "
-              f"{r['seconds']} |")  # fmt: skip
+              f"{r['ratio_short']} | {r['seconds']} |")  # fmt: skip
     print(json.dumps(rows))
+
+
+def short_ratio(hyps: list[str], refs: list[list[str]], lines: list[int]) -> float:
+    """sacreBLEU's length ratio over the given lines only."""
+    from sacrebleu.metrics import BLEU
+
+    pick = [hyps[i] for i in lines]
+    bleu = BLEU().corpus_score(pick, [[r[i] for i in lines] for r in refs])
+    return round(bleu.sys_len / max(bleu.ref_len, 1), 3)
 
 
 if __name__ == "__main__":

@@ -82,7 +82,7 @@ def aiayn_system(args, data: Path, out: Path) -> dict:
         "peak_rss_mb": round(peak_mb),
         "decode_s": round(decode_s, 1),
         "hypotheses": str(hyp),
-        "best_valid_bleu": summary["best_bleu"],
+        "best_valid_bleu": max((m["bleu"] for m in metrics if m["kind"] == "valid"), default=None),
         "averaged_valid_bleu": averaged[-1]["bleu"] if averaged else None,
         "wall_s": round(seconds, 1),
     }
@@ -237,6 +237,12 @@ def main() -> None:
             f" {r['bleu']:>5.2f} | {r[multi]:>5.2f} | {r['chrf']:.1f} | {r['length_ratio']:.2f} |"
             f" {r['decode_s']:.0f} s"
         )
+    if "aiayn" in results:
+        r = results["aiayn"]
+        averaged = r["averaged_valid_bleu"]
+        print(f"aiayn validation BLEU: best checkpoint {r['best_valid_bleu']:.2f}; the average of "
+              f"the last checkpoints {'-' if averaged is None else f'{averaged:.2f}'} (the test "
+              "decodes whichever scored higher on validation)")  # fmt: skip
     if args.json:
         args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
 

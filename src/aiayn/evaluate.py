@@ -13,10 +13,12 @@ class Scores:
     chrf: float
     bleu_signature: str
     chrf_signature: str
+    length_ratio: float = 1.0  # hypothesis length / (closest) reference length, in BLEU's tokens
 
     def __str__(self) -> str:
         return (
             f"BLEU {self.bleu:.2f} ({self.bleu_signature})\n"
+            f"length ratio {self.length_ratio:.3f} (hypotheses / references)\n"
             f"chrF {self.chrf:.2f} ({self.chrf_signature})"
         )
 
@@ -34,4 +36,10 @@ def score(hypotheses: list[str], references: list[list[str]]) -> Scores:
     bleu, chrf = BLEU(), CHRF()
     b = bleu.corpus_score(hypotheses, references)
     c = chrf.corpus_score(hypotheses, references)
-    return Scores(b.score, c.score, str(bleu.get_signature()), str(chrf.get_signature()))
+    return Scores(
+        bleu=b.score,
+        chrf=c.score,
+        bleu_signature=str(bleu.get_signature()),
+        chrf_signature=str(chrf.get_signature()),
+        length_ratio=b.sys_len / max(b.ref_len, 1),
+    )
