@@ -25,10 +25,9 @@ from unittest import mock
 
 import torch
 
-from aiayn import Transformer, preset
+from aiayn import Transformer, layout, preset
 from aiayn.cli import main
 from aiayn.data.prepare import PrepareOptions, prepare
-from aiayn.train import checkpoint as ckpt
 from tests.data.conftest import synthetic_pairs, write_tsv
 
 TINY = ["--preset", "tiny", "--max-tokens", "160", "--update-freq", "2", "--no-progress",
@@ -166,12 +165,12 @@ def ids_file_cut(fraction: float) -> Callable[[Fixtures, Path], Outcome]:
 def damaged_newest_checkpoint(damage: Callable[[Path], None]) -> Callable:
     def case(f: Fixtures, tmp: Path) -> Outcome:
         run = copy(f.run, tmp / "run")
-        newest = ckpt.latest(run)
+        newest = layout.latest(run)
         damage(newest.path)
         out = aiayn(["train", "--out", str(run), "--resume", "--max-steps", "8", "--no-progress"])
         resumed = "resumed from" in out.message and "step_00000004 (step 4)" in out.message
         aside = (run / "checkpoints" / f"damaged-{newest.path.name}").is_dir()  # kept, renamed
-        return Outcome(out.code, out.message, resumed and aside and ckpt.latest(run).step == 8)
+        return Outcome(out.code, out.message, resumed and aside and layout.latest(run).step == 8)
 
     return case
 
@@ -221,7 +220,7 @@ def foreign_vocabulary(bigger_model: bool) -> Callable:
             Transformer(preset("tiny", vocab_size=100)).save(model)
             shutil.copyfile(f.data / "spm.model", model / "spm.model")  # 64 pieces
         else:
-            copy(ckpt.latest(f.run).path, model)  # a 64-piece model
+            copy(layout.latest(f.run).path, model)  # a 64-piece model
             shutil.copyfile(f.big_data / "spm.model", model / "spm.model")
         (tmp / "in.txt").write_text("The dog sees a cat.\n")
         return aiayn(["translate", "--model", str(model), "--input", str(tmp / "in.txt")])

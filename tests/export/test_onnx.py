@@ -5,8 +5,8 @@ import pytest
 import torch
 
 from aiayn.cli import main
-from aiayn.decode.translate import resolve_model_dir
 from aiayn.engines.onnx import OnnxModel
+from aiayn.layout import model_dir
 from aiayn.model import Transformer
 from tests.conftest import padded_batch
 
@@ -19,7 +19,7 @@ def exported(tiny_run, tmp_path_factory):
 
 
 def test_encoder_and_ten_cached_steps_match_pytorch(tiny_run, exported):
-    ours = Transformer.load(resolve_model_dir(tiny_run)).eval()
+    ours = Transformer.load(model_dir(tiny_run)).eval()
     onnx = OnnxModel(exported)
     for lengths in ([9], [12, 3, 7]):  # dynamic batch and source length, with padding
         src = padded_batch(lengths, ours.cfg, seed=len(lengths))

@@ -6,7 +6,7 @@ from fastapi.testclient import TestClient
 
 import aiayn.serve.app as app_module
 from aiayn.data.vocab import Tokenizer
-from aiayn.decode.translate import resolve_model_dir
+from aiayn.layout import model_dir
 from aiayn.serve.app import create_app
 
 
@@ -31,5 +31,5 @@ def test_attention_is_read_in_the_model_thread_without_a_second_search(tiny_run,
     assert threads and all(t.startswith("aiayn-model") for t in searches + threads)
     att = item["attention"]
     assert att["target"][-1] == "</s>" and len(att["cross"]) == len(att["target"])
-    pieces = Tokenizer(resolve_model_dir(tiny_run)).sp.decode_pieces(att["target"][:-1])
+    pieces = Tokenizer(model_dir(tiny_run)).sp.decode_pieces(att["target"][:-1])
     assert pieces == item["text"]  # the matrix is that of the translation returned

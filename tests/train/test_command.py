@@ -11,8 +11,8 @@ import torch
 from safetensors.torch import load_file
 
 import aiayn.train.trainer as trainer_module
+from aiayn import layout
 from aiayn.cli import main
-from aiayn.train import checkpoint as ckpt
 from aiayn.train.metrics import read_metrics
 from tests.conftest import TINY_RUN
 
@@ -69,9 +69,9 @@ def test_non_finite_losses_are_skipped_then_stop_the_run(tiny_data, tmp_path, mo
     err = capsys.readouterr().err
     assert "non-finite loss, update skipped (1 in a row)" in err
     assert "3 updates in a row had a non-finite loss; stopping" in err
-    assert ckpt.latest(tmp_path).step == 4  # 5 updates ran, one skipped: steps 1-4 saved
+    assert layout.latest(tmp_path).step == 4  # 5 updates ran, one skipped: steps 1-4 saved
     # Step 4's weights gave only non-finite losses; step 3's gave a finite one (logged at 4).
-    good = ckpt.step_dir(tmp_path, 3)
+    good = layout.step_dir(tmp_path, 3)
     assert f"The last good checkpoint is {good}: the training loss of its weights" in err
     weights = load_file(str(good / "model.safetensors"))
     assert all(torch.isfinite(w).all() for w in weights.values())
@@ -82,7 +82,7 @@ def test_sigterm_saves_and_the_run_resumes(tiny_data, tmp_path):
             str(tmp_path), *TINY_RUN, "save_every=5", "--max-steps", "100000"]  # fmt: skip
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
-    while ckpt.latest(tmp_path) is None:
+    while layout.latest(tmp_path) is None:
         assert time.monotonic() < deadline and proc.poll() is None
         time.sleep(0.05)
     proc.send_signal(signal.SIGTERM)
@@ -91,17 +91,17 @@ def test_sigterm_saves_and_the_run_resumes(tiny_data, tmp_path):
     result = json.loads(out)
     assert result["stopped_by"] == "signal"
     stopped_at = result["steps"]
-    assert ckpt.latest(tmp_path).step == stopped_at  # saved where it stopped
+    assert layout.latest(tmp_path).step == stopped_at  # saved where it stopped
     assert main(["train", "--out", str(tmp_path), "--resume", "--no-progress",
                  "--max-steps", str(stopped_at + 3)]) == 0  # fmt: skip
-    assert ckpt.latest(tmp_path).step == stopped_at + 3
+    assert layout.latest(tmp_path).step == stopped_at + 3
 
 
 def test_average_is_the_mean_of_the_last_checkpoints(tiny_data, tmp_path, capsys):
     run = tmp_path / "run"
     assert main(["train", "--data", str(tiny_data), "--out", str(run), *TINY_RUN,
                  "save_every=1", "keep_last=3", "--max-steps", "4"]) == 0  # fmt: skip
-    kept = ckpt.list_checkpoints(run)
+    kept = layout.list_checkpoints(run)
     assert [c.step for c in kept] == [2, 3, 4]  # keep_last
     assert main(["average", str(run), "--last", "2", "--out", str(tmp_path / "avg")]) == 0
     assert "averaged 2 checkpoints (steps 3, 4)" in capsys.readouterr().out

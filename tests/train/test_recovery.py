@@ -5,8 +5,8 @@ import json
 import pytest
 import torch
 
+from aiayn import layout
 from aiayn.train import checkpoint as ckpt
-from aiayn.train.metrics import METRICS_FILE
 from aiayn.train.recovery import damage, last_good, newest_intact
 from tests.conftest import tiny_model
 
@@ -22,10 +22,10 @@ def run(tmp_path):
     tokenizer.write_bytes(b"pieces")
     for step in (2, 4, 6, 8):
         state = {"train_state": {"step": step}}
-        ckpt.write_checkpoint(ckpt.step_dir(tmp_path, step), model, tokenizer, state, optimizer)
+        ckpt.write_checkpoint(layout.step_dir(tmp_path, step), model, tokenizer, state, optimizer)
     losses = [6.2, 5.0, 4.1, 3.9, 3.5, 3.4, 389.0, 2e4, 3e4]  # steps 1..9
     lines = [json.dumps({"kind": "train", "step": s, "loss": v}) for s, v in enumerate(losses, 1)]
-    (tmp_path / METRICS_FILE).write_text("\n".join(lines) + "\n")
+    (tmp_path / layout.METRICS_FILE).write_text("\n".join(lines) + "\n")
     return tmp_path
 
 
@@ -37,7 +37,8 @@ def test_the_last_good_checkpoint_is_judged_by_the_loss_of_its_weights(run):
 
 
 def test_a_checkpoint_with_no_loss_after_it_is_not_trusted(run):
-    (run / METRICS_FILE).write_text(json.dumps({"kind": "train", "step": 1, "loss": 6.0}) + "\n")
+    record = {"kind": "train", "step": 1, "loss": 6.0}
+    (run / layout.METRICS_FILE).write_text(json.dumps(record) + "\n")
     found, why = last_good(run)
     assert found is None and "start again" in why
 
@@ -52,7 +53,7 @@ def test_a_checkpoint_with_no_loss_after_it_is_not_trusted(run):
     ],
 )
 def test_resume_passes_over_a_damaged_newest_checkpoint(run, name, reason):
-    newest = ckpt.latest(run).path
+    newest = layout.latest(run).path
     assert damage(newest) is None
     path = newest / name
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])

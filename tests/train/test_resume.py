@@ -12,7 +12,7 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file
 
-from aiayn import Transformer
+from aiayn import Transformer, layout
 from aiayn.cli import main
 from aiayn.train import checkpoint as ckpt
 from aiayn.train.metrics import read_metrics
@@ -20,7 +20,7 @@ from tests.conftest import TINY_RUN
 
 
 def final_state(run: Path, step: int) -> tuple[dict, dict]:
-    path = ckpt.step_dir(run, step)
+    path = layout.step_dir(run, step)
     return load_file(str(path / "model.safetensors")), ckpt.read_optimizer(path)
 
 
@@ -43,7 +43,7 @@ def test_resume_continues_exactly(tiny_data, tmp_path):
         main(["train", "--out", str(part), "--resume", "--max-steps", "12", "--no-progress"]) == 0
     )
     assert_bitwise_equal(full, part, 12)
-    assert ckpt.read_state(ckpt.step_dir(part, 12))["train_state"]["step"] == 12
+    assert ckpt.read_state(layout.step_dir(part, 12))["train_state"]["step"] == 12
     steps = [r["step"] for r in read_metrics(part) if r["kind"] == "train"]
     assert steps == list(range(1, 13))  # nothing logged twice across the resume
 
@@ -86,7 +86,7 @@ def wait_for(condition, timeout: float = 60.0) -> None:
 
 
 def assert_checkpoints_whole(run: Path) -> None:
-    for found in ckpt.list_checkpoints(run):
+    for found in layout.list_checkpoints(run):
         Transformer.load(found.path)
         ckpt.read_optimizer(found.path)
         assert ckpt.read_state(found.path)["train_state"]["step"] == found.step
@@ -114,10 +114,10 @@ def test_sigkill_at_random_moments_loses_nothing(tiny_data, tmp_path):
             wait_for(marker.exists)
             assert Path(marker.read_text()).name.startswith(".tmp-")  # not yet in place
         else:
-            done = len(ckpt.list_checkpoints(run))
+            done = len(layout.list_checkpoints(run))
 
             def progressed(proc=proc, done=done) -> bool:
-                return proc.poll() is not None or len(ckpt.list_checkpoints(run)) > done
+                return proc.poll() is not None or len(layout.list_checkpoints(run)) > done
 
             wait_for(progressed)
             time.sleep(rng.uniform(0.0, 0.1))
@@ -151,8 +151,8 @@ def test_resume_refuses_another_batch_layout(tiny_data, tmp_path, capsys):
 def test_a_crash_between_moving_aside_and_renaming_in_is_repaired(tiny_data, tmp_path):
     assert main(["train", "--data", str(tiny_data), "--out", str(tmp_path), *TINY_RUN,
                  "--max-steps", "2"]) == 0  # fmt: skip
-    last = ckpt.latest(tmp_path)
+    last = layout.latest(tmp_path)
     aside = last.path.with_name(f".old-{last.path.name}-12345")
     last.path.rename(aside)  # as if killed right after moving the old one aside
     ckpt.clean_up(tmp_path, keep_last=5)
-    assert ckpt.latest(tmp_path).step == 2 and not aside.exists()
+    assert layout.latest(tmp_path).step == 2 and not aside.exists()

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from aiayn.train import checkpoint as ckpt
+from aiayn import layout
 from tests.conftest import TINY_RUN
 from tests.train.test_resume import (
     SLOW_WRITER,
@@ -64,9 +64,9 @@ def kill_three_times_and_resume(tmp: Path, launcher: Launcher, args: list[str], 
             assert Path(launcher.marker.read_text()).name.startswith(".tmp-")  # not yet in place
             victim = launcher.pid(0)
         else:
-            done = len(ckpt.list_checkpoints(run))
+            done = len(layout.list_checkpoints(run))
             wait_for(lambda p=proc, d=done: p.poll() is not None
-                     or len(ckpt.list_checkpoints(run)) > d, 900)  # fmt: skip
+                     or len(layout.list_checkpoints(run)) > d, 900)  # fmt: skip
             time.sleep(rng.uniform(0.0, 0.1))
             victim = launcher.pid(attempt % launcher.processes)  # under torchrun: either rank
         if proc.poll() is None:

@@ -10,10 +10,10 @@ import torch
 import torch.nn.functional as F
 from safetensors.torch import load_file
 
+from aiayn import layout
 from aiayn.cli import main
 from aiayn.config import RECIPES, TrainConfig, preset
 from aiayn.data.meta import DataMeta
-from aiayn.train import checkpoint as ckpt
 from aiayn.train.distributed import Distributed
 from aiayn.train.metrics import read_metrics
 from aiayn.train.run import create_run
@@ -107,7 +107,7 @@ def test_a_run_closes_with_the_average_of_its_last_checkpoints(tiny_data, tmp_pa
     averaged = [r for r in read_metrics(out) if r["kind"] == "averaged"]
     assert len(averaged) == 1 and averaged[0]["checkpoints"] == [2, 4, 6]
     assert summary["averaged_bleu"] == averaged[0]["bleu"]
-    weights = [load_file(str(ckpt.step_dir(out, s) / "model.safetensors")) for s in (2, 4, 6)]
+    weights = [load_file(str(layout.step_dir(out, s) / "model.safetensors")) for s in (2, 4, 6)]
     mean = load_file(str(out / "checkpoints" / "averaged" / "model.safetensors"))
     for name, value in mean.items():
         expected = sum(w[name].double() for w in weights) / 3

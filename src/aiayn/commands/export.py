@@ -26,9 +26,9 @@ def add(commands) -> None:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from aiayn.decode.translate import resolve_model_dir
+    from aiayn.layout import model_dir as resolve
 
-    model_dir = resolve_model_dir(args.source)
+    model_dir = resolve(args.source)
     if args.format == "ctranslate2":
         from aiayn.export.ctranslate2 import export_ctranslate2
 

@@ -65,6 +65,7 @@ def flag_overrides(args: argparse.Namespace) -> list[str]:
 
 
 def run_train(args: argparse.Namespace) -> int:
+    from aiayn import layout
     from aiayn.config import apply_overrides, preset, recipe
     from aiayn.data.meta import DataMeta
     from aiayn.train import checkpoint as ckpt
@@ -75,7 +76,7 @@ def run_train(args: argparse.Namespace) -> int:
     dist = Distributed.from_env(args.device)
     overrides = [*args.set, *flag_overrides(args)]
     try:
-        resuming = args.resume and (args.out / "run.json").is_file()
+        resuming = args.resume and (args.out / layout.RUN_CONFIG).is_file()
         if args.resume and not resuming:
             no_run = f"--resume: {args.out} holds no run to resume (no run.json)"
             if args.data is None:
@@ -137,7 +138,8 @@ def resume_point(run: Path, is_main: bool):
 def forget_metrics_after(run: Path, step: int) -> None:
     """Drop metrics logged after the checkpoint a run resumes from: they will be logged again."""
     from aiayn.files import atomic_write
-    from aiayn.train.metrics import METRICS_FILE, read_metrics
+    from aiayn.layout import METRICS_FILE
+    from aiayn.train.metrics import read_metrics
 
     kept = [r for r in read_metrics(run) if r["step"] <= step]
     text = "".join(json.dumps(r) + "\n" for r in kept)
@@ -145,11 +147,12 @@ def forget_metrics_after(run: Path, step: int) -> None:
 
 
 def run_average(args: argparse.Namespace) -> int:
+    from aiayn import layout
     from aiayn.train import checkpoint as ckpt
 
     if args.last < 1:
         raise ValueError(f"--last {args.last}: give how many checkpoints to average (1 or more)")
-    found = ckpt.list_checkpoints(args.run_dir)
+    found = layout.list_checkpoints(args.run_dir)
     if not found:
         raise FileNotFoundError(f"{args.run_dir}: no step checkpoints to average")
     chosen = found[-args.last :]

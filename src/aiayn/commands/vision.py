@@ -67,9 +67,10 @@ def _threads(args: argparse.Namespace) -> None:
 
 
 def run_train(args: argparse.Namespace) -> int:
-    from aiayn.train import checkpoint as ckpt
+    from aiayn import layout
+    from aiayn.layout import RUN_CONFIG
     from aiayn.vision.config import VisionTrainConfig, apply_vision_overrides, vision_preset
-    from aiayn.vision.trainer import RUN_CONFIG, VisionTrainer, read_run, write_run
+    from aiayn.vision.trainer import VisionTrainer, read_run, write_run
 
     _threads(args)
     if args.resume and (args.out / RUN_CONFIG).is_file():
@@ -80,7 +81,7 @@ def run_train(args: argparse.Namespace) -> int:
     else:
         if args.task is None:
             raise ValueError("--task is required for a new run (classify, detect or segment)")
-        if ckpt.list_checkpoints(args.out):
+        if layout.list_checkpoints(args.out):
             raise FileExistsError(f"{args.out} already holds checkpoints; add --resume to "
                                   "continue that run, or choose another --out")  # fmt: skip
         base = vision_preset(args.preset or args.task)
@@ -89,7 +90,7 @@ def run_train(args: argparse.Namespace) -> int:
         model_cfg, train_cfg = apply_vision_overrides(base, VisionTrainConfig(), args.set)
     write_run(args.out, model_cfg, train_cfg)
     trainer = VisionTrainer(model_cfg, train_cfg, args.out, progress=not args.no_progress)
-    last = ckpt.latest(args.out) if args.resume else None
+    last = layout.latest(args.out) if args.resume else None
     if last is not None:
         from aiayn.commands.train import forget_metrics_after
 

@@ -11,9 +11,9 @@ import numpy as np
 import sentencepiece as spm
 
 from aiayn.data.sources import DataError, count_lines
+from aiayn.layout import TOKENIZER_FILE
 
 PAD_ID, BOS_ID, EOS_ID, UNK_ID = 0, 1, 2, 3  # the same ids as ModelConfig's defaults
-MODEL_FILE = "spm.model"
 
 
 def default_vocab_size(n_train_pairs: int) -> int:
@@ -84,7 +84,7 @@ def _train_bpe(
     exact: bool,
     character_coverage: float,
 ) -> Path:
-    prefix = Path(out_dir) / MODEL_FILE.removesuffix(".model")
+    prefix = Path(out_dir) / TOKENIZER_FILE.removesuffix(".model")
     try:
         spm.SentencePieceTrainer.train(
             input=files,
@@ -118,7 +118,7 @@ class Tokenizer:
     def __init__(self, model_file: str | Path) -> None:
         path = Path(model_file)
         if path.is_dir():
-            path = path / MODEL_FILE
+            path = path / TOKENIZER_FILE
         if not path.is_file():
             raise DataError(f"{path}: no SentencePiece model here; run `aiayn prepare` first")
         self.path = path

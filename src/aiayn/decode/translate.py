@@ -13,13 +13,13 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from aiayn import layout
 from aiayn.data.vocab import Tokenizer
 from aiayn.decode.beam import BeamOptions, Hypothesis, beam_search
 from aiayn.decode.greedy import greedy_decode
 from aiayn.decode.precision import for_decoding
 from aiayn.decode.sampling import Sampler
 from aiayn.model import Transformer
-from aiayn.model.transformer import WEIGHTS_FILE
 
 Decoder = Callable[[Transformer, Tensor], list[list[int]]]
 R = TypeVar("R")
@@ -157,33 +157,13 @@ def nbest_hypotheses(
             for line in hyps]  # fmt: skip
 
 
-def resolve_model_dir(path: str | Path) -> Path:
-    """A model directory from what a user names: a checkpoint or model directory itself, or a
-    run directory (its best checkpoint, else its latest)."""
-    from aiayn.train import checkpoint as ckpt
-
-    path = Path(path)
-    if (path / WEIGHTS_FILE).is_file():
-        return path
-    best = path / ckpt.CHECKPOINTS / ckpt.BEST
-    if (best / WEIGHTS_FILE).is_file():
-        return best
-    last = ckpt.latest(path)
-    if last is not None:
-        return last.path
-    raise FileNotFoundError(
-        f"{path}: no model here (no {WEIGHTS_FILE}, no checkpoints); give a run directory, a "
-        "checkpoint directory or one written by `aiayn average`"
-    )
-
-
 def load_translator(path: str | Path, device: str | torch.device = "cpu", precision: str = "fp32"):
     """(model in eval mode, its tokenizer) from a run, checkpoint or model directory.
 
     precision: fp32; bf16 casts the weights (about 2x faster decoding on a recent CPU); int8
     makes the linear layers dynamic int8 (CPU only). Scores are normalized in float32.
     """
-    directory = resolve_model_dir(path)
+    directory = layout.model_dir(path)
     model = Transformer.load(directory, device=device).eval()
     model = for_decoding(model, precision)
     tokenizer = Tokenizer(directory)

@@ -18,7 +18,8 @@ from aiayn.config import ModelConfig
 from aiayn.data.vocab import Tokenizer
 from aiayn.decode.beam import BeamOptions
 from aiayn.decode.translate import InputLimits, nbest_lines
-from aiayn.export.onnx import CONFIG_FILE, DECODER_FILE, ENCODER_FILE
+from aiayn.export.onnx import DECODER_FILE, ENCODER_FILE
+from aiayn.layout import CONFIG_FILE
 from aiayn.model import KVCache
 from aiayn.model.cache import empty_self_kv
 from aiayn.model.transformer import Decoded

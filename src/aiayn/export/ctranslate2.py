@@ -17,8 +17,9 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
-from aiayn.data.vocab import MODEL_FILE, Tokenizer
+from aiayn.data.vocab import Tokenizer
 from aiayn.files import atomic_directory
+from aiayn.layout import TOKENIZER_FILE
 from aiayn.model import Transformer
 from aiayn.model.positional import sinusoidal_encoding
 
@@ -161,5 +162,5 @@ def export_ctranslate2(
         for path in converted.iterdir():
             path.rename(tmp / path.name)
         converted.rmdir()
-        shutil.copyfile(tokenizer.path, tmp / MODEL_FILE)
+        shutil.copyfile(tokenizer.path, tmp / TOKENIZER_FILE)
     return Path(out)

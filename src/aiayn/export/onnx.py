@@ -20,14 +20,14 @@ from pathlib import Path
 import torch
 from torch import Tensor, nn
 
-from aiayn.data.vocab import MODEL_FILE, Tokenizer
+from aiayn.data.vocab import Tokenizer
 from aiayn.files import atomic_directory
+from aiayn.layout import CONFIG_FILE, TOKENIZER_FILE
 from aiayn.model import KVCache, Transformer
 
 OPSET = 18
 ENCODER_FILE = "encoder.onnx"
 DECODER_FILE = "decoder_step.onnx"
-CONFIG_FILE = "config.json"  # our ModelConfig: the engine reads ids and sizes from it
 
 
 class EncoderGraph(nn.Module):
@@ -129,5 +129,5 @@ def export_onnx(model_dir: Path, out: Path) -> Path:
     with atomic_directory(Path(out)) as tmp, torch.no_grad():
         export_graphs(model, tmp)
         model.cfg.save_json(tmp / CONFIG_FILE)
-        shutil.copyfile(tokenizer.path, tmp / MODEL_FILE)
+        shutil.copyfile(tokenizer.path, tmp / TOKENIZER_FILE)
     return Path(out)

@@ -24,8 +24,8 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file
 
 from aiayn.config import ModelConfig
-from aiayn.data.vocab import MODEL_FILE
 from aiayn.files import atomic_directory
+from aiayn.layout import TOKENIZER_FILE
 from aiayn.model import Transformer
 
 ACTIVATIONS = {"relu": "relu", "gelu": "gelu", "swish": "swish", "silu": "swish"}
@@ -186,7 +186,7 @@ def write_tokenizer(directory: Path, config: dict[str, Any], rows: list[int], ou
     spec.pad_id, spec.bos_id, spec.eos_id, spec.unk_id = 0, 1, 2, 3
     spec.pad_piece, spec.bos_piece = "<pad>", "<s>"
     spec.eos_piece, spec.unk_piece = specials[2][0], specials[3][0]
-    (out / MODEL_FILE).write_bytes(proto.SerializeToString())
+    (out / TOKENIZER_FILE).write_bytes(proto.SerializeToString())
 
 
 def import_marian(directory: str | Path, out: str | Path) -> Path:

@@ -13,15 +13,13 @@ from torch import Tensor, nn
 
 from aiayn.config import ModelConfig
 from aiayn.files import atomic_write
+from aiayn.layout import CONFIG_FILE, WEIGHTS_FILE
 from aiayn.model.attention import MultiHeadAttention
 from aiayn.model.cache import KVCache, empty_self_kv
 from aiayn.model.dropout import Dropout
 from aiayn.model.layers import DecoderLayer, EncoderLayer, LayerSpec
 from aiayn.model.masks import decoder_mask, padding_mask
 from aiayn.model.positional import inverse_frequencies, sinusoidal_encoding
-
-CONFIG_FILE = "config.json"
-WEIGHTS_FILE = "model.safetensors"
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,8 @@ import errno
 import json
 import os
 import pickle  # only for its exception class: nothing here is unpickled
-import re
 import shutil
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,48 +22,22 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from aiayn.files import read_json, replace_dir
+from aiayn.layout import (
+    CHECKPOINTS,
+    CONFIG_FILE,
+    OPTIMIZER_FILE,
+    STATE_FILE,
+    TOKENIZER_FILE,
+    WEIGHTS_FILE,
+    latest,
+    list_checkpoints,
+)
 from aiayn.model import Transformer
-from aiayn.model.transformer import CONFIG_FILE, WEIGHTS_FILE
 
-CHECKPOINTS = "checkpoints"
-BEST = "best"
-AVERAGED = "averaged"  # the last checkpoints averaged at the end of a run (average_last)
-STATE_FILE = "state.json"
-OPTIMIZER_FILE = "optimizer.pt"
-TOKENIZER_FILE = "spm.model"
-_STEP_DIR = re.compile(r"^step_(\d{8})$")
 # What to do about a damaged checkpoint file.
 DAMAGED_FIX = (
     "the checkpoint {checkpoint} is damaged: delete it, and --resume goes on from the one before"
 )
-
-
-@dataclass(frozen=True)
-class Checkpoint:
-    path: Path
-    step: int
-
-
-def step_dir(run: Path, step: int) -> Path:
-    return Path(run) / CHECKPOINTS / f"step_{step:08d}"
-
-
-def list_checkpoints(run: Path) -> list[Checkpoint]:
-    """Complete step checkpoints, oldest first (temporary directories are not listed)."""
-    root = Path(run) / CHECKPOINTS
-    if not root.is_dir():
-        return []
-    found = [
-        Checkpoint(p, int(m.group(1)))
-        for p in root.iterdir()
-        if (m := _STEP_DIR.match(p.name)) and (p / STATE_FILE).is_file()
-    ]
-    return sorted(found, key=lambda c: c.step)
-
-
-def latest(run: Path) -> Checkpoint | None:
-    found = list_checkpoints(run)
-    return found[-1] if found else None
 
 
 def write_checkpoint(

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-METRICS_FILE = "metrics.jsonl"
+from aiayn.layout import METRICS_FILE
 
 
 class MetricsLog:

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from safetensors import SafetensorError, safe_open
 
-from aiayn.model.transformer import CONFIG_FILE, WEIGHTS_FILE
-from aiayn.train import checkpoint as ckpt
+from aiayn import layout
+from aiayn.layout import CONFIG_FILE, WEIGHTS_FILE
 from aiayn.train.metrics import read_metrics
 
 # A checkpoint is "good" after a divergence if its training loss is at most this factor above
@@ -28,7 +28,7 @@ GOOD_LOSS_FACTOR = 1.5
 def damage(checkpoint: Path) -> str | None:
     """Why a step checkpoint cannot be resumed from, or None if its files look whole."""
     checkpoint = Path(checkpoint)
-    for name in (ckpt.STATE_FILE, CONFIG_FILE):
+    for name in (layout.STATE_FILE, CONFIG_FILE):
         try:
             json.loads((checkpoint / name).read_text(encoding="utf-8"))
         except FileNotFoundError:
@@ -41,23 +41,23 @@ def damage(checkpoint: Path) -> str | None:
     except (SafetensorError, OSError) as err:
         return f"{WEIGHTS_FILE} is unreadable ({err})"
     try:
-        with zipfile.ZipFile(checkpoint / ckpt.OPTIMIZER_FILE) as archive:
+        with zipfile.ZipFile(checkpoint / layout.OPTIMIZER_FILE) as archive:
             archive.namelist()
     except (zipfile.BadZipFile, OSError) as err:
-        return f"{ckpt.OPTIMIZER_FILE} is unreadable ({err})"
+        return f"{layout.OPTIMIZER_FILE} is unreadable ({err})"
     return None
 
 
 @dataclass(frozen=True)
 class Skipped:
-    checkpoint: ckpt.Checkpoint
+    checkpoint: layout.Checkpoint
     reason: str
 
 
-def newest_intact(run: Path) -> tuple[ckpt.Checkpoint | None, list[Skipped]]:
+def newest_intact(run: Path) -> tuple[layout.Checkpoint | None, list[Skipped]]:
     """The newest step checkpoint whose files are whole, and the newer ones passed over."""
     skipped = []
-    for found in reversed(ckpt.list_checkpoints(run)):
+    for found in reversed(layout.list_checkpoints(run)):
         reason = damage(found.path)
         if reason is None:
             return found, skipped
@@ -65,7 +65,7 @@ def newest_intact(run: Path) -> tuple[ckpt.Checkpoint | None, list[Skipped]]:
     return None, skipped
 
 
-def set_aside(checkpoint: ckpt.Checkpoint) -> Path:
+def set_aside(checkpoint: layout.Checkpoint) -> Path:
     """Rename a damaged checkpoint to `damaged-step_N[-k]`: kept, but no longer listed."""
     path = checkpoint.path
     target = path.with_name(f"damaged-{path.name}")
@@ -76,7 +76,7 @@ def set_aside(checkpoint: ckpt.Checkpoint) -> Path:
     return target
 
 
-def last_good(run: Path) -> tuple[ckpt.Checkpoint | None, str]:
+def last_good(run: Path) -> tuple[layout.Checkpoint | None, str]:
     """The newest intact checkpoint whose weights still gave a sane loss, and a sentence saying
     how it was chosen.
 
@@ -89,7 +89,7 @@ def last_good(run: Path) -> tuple[ckpt.Checkpoint | None, str]:
     if not losses:
         found, _ = newest_intact(run)
         return found, "the newest intact one (no training loss was logged to judge by)"
-    for found in reversed(ckpt.list_checkpoints(run)):
+    for found in reversed(layout.list_checkpoints(run)):
         after = [s for s in losses if s > found.step]
         if not after or damage(found.path) is not None:
             continue

@@ -7,12 +7,12 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from aiayn import layout
 from aiayn.config import ModelConfig, TrainConfig, check_keys
 from aiayn.data.meta import DataMeta
 from aiayn.files import atomic_write, read_json, require_keys
-from aiayn.train import checkpoint as ckpt
+from aiayn.layout import RUN_CONFIG
 
-RUN_CONFIG = "run.json"
 # run.json is small: what to do when it is damaged
 RUN_CONFIG_FIX = "repair it by hand (see another run's run.json), or start a new run with --data"
 
@@ -24,7 +24,7 @@ class RunFiles:
 
     @property
     def tokenizer(self) -> Path:
-        return self.root / ckpt.TOKENIZER_FILE
+        return self.root / layout.TOKENIZER_FILE
 
 
 def create_run(
@@ -33,7 +33,7 @@ def create_run(
     """A new run directory with its configuration and a copy of the tokenizer (written by the
     main process only: `write=False` elsewhere)."""
     root = Path(root)
-    if ckpt.list_checkpoints(root):
+    if layout.list_checkpoints(root):
         raise FileExistsError(
             f"{root} already holds checkpoints; add --resume to continue that run, or choose "
             "another --out"
@@ -47,7 +47,7 @@ def create_run(
     if not write:
         return RunFiles(root, Path(data))
     root.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(Path(data) / ckpt.TOKENIZER_FILE, root / ckpt.TOKENIZER_FILE)
+    shutil.copyfile(Path(data) / layout.TOKENIZER_FILE, root / layout.TOKENIZER_FILE)
     config = {"data": str(Path(data).resolve()), "model": model.to_dict(), "train": train.__dict__}
     text = json.dumps(config, indent=2) + "\n"
     atomic_write(root / RUN_CONFIG, lambda tmp: tmp.write_text(text, encoding="utf-8"))

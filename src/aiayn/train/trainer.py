@@ -22,6 +22,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
+from aiayn import layout
 from aiayn.config import ModelConfig, TrainConfig
 from aiayn.data.batching import TokenBatchSampler
 from aiayn.data.dataset import Batch, ParallelData
@@ -309,7 +310,7 @@ class Trainer:
             state.best_bleu, state.best_step = result.bleu, state.step
             state.validations_without_improvement = 0
             ckpt.write_checkpoint(
-                self.run.root / ckpt.CHECKPOINTS / ckpt.BEST, self.model, self.run.tokenizer,
+                self.run.root / layout.CHECKPOINTS / layout.BEST, self.model, self.run.tokenizer,
                 {"step": state.step, "valid": result.as_dict()},
             )  # fmt: skip
         else:
@@ -336,7 +337,7 @@ class Trainer:
                 "max_tokens": self.cfg.max_tokens,
                 "pad_to": self.cfg.pad_to,
             }
-            target = ckpt.step_dir(self.run.root, self.state.step)
+            target = layout.step_dir(self.run.root, self.state.step)
             ckpt.write_checkpoint(target, self.model, self.run.tokenizer, state, self.optimizer)
             ckpt.clean_up(self.run.root, self.cfg.keep_last)
         self.dist.barrier()
@@ -378,7 +379,7 @@ class Trainer:
             "best_bleu": self.state.best_bleu,
             "best_step": self.state.best_step,
             "averaged_bleu": averaged,
-            "checkpoint": str(ckpt.step_dir(self.run.root, self.state.step)),
+            "checkpoint": str(layout.step_dir(self.run.root, self.state.step)),
         }
         self.metrics.write("summary", self.state.step, **summary)
         self.metrics.close()
@@ -388,10 +389,10 @@ class Trainer:
         """The paper's final model: the mean of the last `average_last` checkpoints, written to
         RUN/checkpoints/averaged and validated; it becomes the run's best if it scores at least
         as well. Returns its validation BLEU (None when off or too few checkpoints)."""
-        found = ckpt.list_checkpoints(self.run.root)[-self.cfg.average_last :]
+        found = layout.list_checkpoints(self.run.root)[-self.cfg.average_last :]
         if self.cfg.average_last < 2 or len(found) < 2 or not self.dist.is_main:
             return None
-        target = self.run.root / ckpt.CHECKPOINTS / ckpt.AVERAGED
+        target = self.run.root / layout.CHECKPOINTS / layout.AVERAGED
         out = ckpt.average_checkpoints([c.path for c in found], target)
         model = Transformer.load(out, device=self.dist.device)
         result = validate(model, self.run.data, self.cfg, self.autocast, self.run.tokenizer)
@@ -401,7 +402,7 @@ class Trainer:
         if self.state.best_bleu is None or result.bleu >= self.state.best_bleu:
             self.state.best_bleu, self.state.best_step = result.bleu, self.state.step
             info = {"step": self.state.step, "averaged": steps, "valid": result.as_dict()}
-            best = self.run.root / ckpt.CHECKPOINTS / ckpt.BEST
+            best = self.run.root / layout.CHECKPOINTS / layout.BEST
             ckpt.write_checkpoint(best, model, self.run.tokenizer, info)
         return result.bleu
 

@@ -9,8 +9,8 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 
 from aiayn.files import atomic_write
+from aiayn.layout import CONFIG_FILE, WEIGHTS_FILE
 from aiayn.model.layers import LayerSpec
-from aiayn.model.transformer import CONFIG_FILE, WEIGHTS_FILE
 from aiayn.vision.config import VisionConfig
 from aiayn.vision.detr import DETR
 from aiayn.vision.setr import SETR

@@ -16,7 +16,9 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
+from aiayn import layout
 from aiayn.files import atomic_write, replace_dir
+from aiayn.layout import RUN_CONFIG
 from aiayn.train import checkpoint as ckpt
 from aiayn.train.metrics import MetricsLog
 from aiayn.vision.batches import Batch, train_batch
@@ -24,8 +26,6 @@ from aiayn.vision.build import build_model, load_model, save_model
 from aiayn.vision.config import VisionConfig, VisionTrainConfig
 from aiayn.vision.evaluate import evaluate_split
 from aiayn.vision.losses import SetLossWeights, set_loss
-
-RUN_CONFIG = "run.json"
 
 
 def learning_rate(step: int, cfg: VisionTrainConfig) -> float:
@@ -71,7 +71,7 @@ def model_dir(path: Path) -> Path:
     """A run (its latest checkpoint), a checkpoint or a model directory: where config.json is."""
     path = Path(path)
     if (path / RUN_CONFIG).is_file():
-        last = ckpt.latest(path)
+        last = layout.latest(path)
         if last is None:
             raise FileNotFoundError(f"{path}: a run without checkpoints yet; train it first")
         return last.path
@@ -103,14 +103,14 @@ class VisionTrainer:
 
     def save(self) -> Path:
         """RUN/checkpoints/step_N/, written in a temporary directory and renamed into place."""
-        target = ckpt.step_dir(self.run, self.step)
+        target = layout.step_dir(self.run, self.step)
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{target.name}-", dir=target.parent))
         try:
             save_model(self.model, self.cfg, tmp)
-            torch.save(self.optimizer.state_dict(), tmp / ckpt.OPTIMIZER_FILE)
+            torch.save(self.optimizer.state_dict(), tmp / layout.OPTIMIZER_FILE)
             state = {"step": self.step, "rng": torch.get_rng_state().tolist()}
-            (tmp / ckpt.STATE_FILE).write_text(json.dumps(state) + "\n", encoding="utf-8")
+            (tmp / layout.STATE_FILE).write_text(json.dumps(state) + "\n", encoding="utf-8")
             for path in tmp.iterdir():
                 with open(path, "rb") as f:
                     os.fsync(f.fileno())
