@@ -23,8 +23,9 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e ".[dev]"
 	touch $(STAMP)
 
+# Every test: the quick ones (`pytest -q` alone leaves out those marked slow) and the slow ones.
 test: lint browser
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -m "not slow or slow"
 
 lint: setup
 	$(VENV)/bin/ruff check .

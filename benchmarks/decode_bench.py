@@ -50,14 +50,21 @@ SYSTEMS: dict[str, tuple[str, str, dict]] = {
 # Side by side in the tables: each aiayn precision with the peer entries of its class.
 CLASSES = {
     "fp32": [
-        "aiayn fp32", "HF generate fp32", "CT2 fp32 2 thr", "aiayn export -> CT2 fp32 2 thr",
+        "aiayn fp32",
+        "HF generate fp32",
+        "CT2 fp32 2 thr",
+        "aiayn export -> CT2 fp32 2 thr",
         "aiayn export -> ONNX Runtime fp32",
     ],
     "int8 / bf16": [
-        "aiayn int8", "aiayn bf16", "CT2 int8 1 thr", "CT2 int8 2 thr",
-        "CT2 int8 2 thr, passive wait", "aiayn export -> CT2 int8 1 thr",
+        "aiayn int8",
+        "aiayn bf16",
+        "CT2 int8 1 thr",
+        "CT2 int8 2 thr",
+        "CT2 int8 2 thr, passive wait",
+        "aiayn export -> CT2 int8 1 thr",
     ],
-}  # fmt: skip
+}
 
 
 # -- set-up (a child process): weights, sources, the peers' model directories ---------------
@@ -66,11 +73,11 @@ CLASSES = {
 def setup(data: Path, out: Path, src_len: int) -> None:
     """Write the shared weights (aiayn, HF and CTranslate2 forms) and the source batches."""
     import torch
+    from peers import marian_like
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.* (the HF copy)
     from aiayn import Transformer, preset
+    from aiayn.data.meta import DataDir
     from aiayn.data.vocab import Tokenizer
-    from tests.model.test_parity_marian import marian_like
 
     torch.manual_seed(0)
     tok = Tokenizer(data)
@@ -79,14 +86,14 @@ def setup(data: Path, out: Path, src_len: int) -> None:
     model.save(out / "aiayn")
     marian = marian_like(model)
     marian.save_pretrained(out / "hf")
-    ct2_convert(model, data / "spm.model", out)
-    export_ours(out, data / "spm.model")
+    ct2_convert(model, DataDir(data).tokenizer, out)
+    export_ours(out, DataDir(data).tokenizer)
     g = torch.Generator().manual_seed(0)
     sources = {}
     for batch in sorted({b for b, _ in CONFIGS}):
         src = torch.randint(4, cfg.vocab_size, (batch, src_len + 1), generator=g)
         src[:, -1] = cfg.eos_id
-        pieces = [[tok.sp.id_to_piece(i) for i in row[:-1].tolist()] for row in src]
+        pieces = [tok.pieces(row[:-1].tolist()) for row in src]
         sources[batch] = {"ids": src.tolist(), "pieces": pieces}
     (out / "sources.json").write_text(json.dumps(sources))
 
@@ -107,31 +114,34 @@ def ct2_convert(model, spm_model: Path, out: Path) -> None:
     first. (CTranslate2 starts decoding from its own start token; with the length fixed, the
     work is the same.)"""
     import torch
-    from transformers import MarianConfig, MarianMTModel
+    from peers import copy_to_marian, marian_config
+    from transformers import MarianMTModel
 
     from aiayn.data.vocab import Tokenizer
-    from tests.model.test_parity_marian import copy_weights
 
-    cfg, V = model.cfg, model.cfg.vocab_size
-    config = MarianConfig(
-        vocab_size=V + 1, d_model=cfg.d_model, encoder_layers=cfg.n_encoder_layers,
-        decoder_layers=cfg.n_decoder_layers, encoder_attention_heads=cfg.n_heads,
-        decoder_attention_heads=cfg.n_heads, encoder_ffn_dim=cfg.d_ff, decoder_ffn_dim=cfg.d_ff,
-        activation_function="relu", scale_embedding=True, pad_token_id=V, eos_token_id=cfg.eos_id,
-        decoder_start_token_id=V, max_position_embeddings=512,
-    )  # fmt: skip
+    V = model.cfg.vocab_size
+    cfg = model.cfg.replace(vocab_size=V + 1)  # padding last, in Marian's way
+    config = marian_config(
+        cfg,
+        activation_function="relu",
+        pad_token_id=V,
+        decoder_start_token_id=V,
+        max_position_embeddings=512,
+    )
     marian = MarianMTModel(config).eval()
-    padded = type(model)(cfg.replace(vocab_size=V + 1)).eval()
+    padded = type(model)(cfg).eval()
     with torch.no_grad():
         padded.load_state_dict(
-            {k: torch.cat((v, v[:1] * 0)) if v.shape[:1] == (V,) else v
-             for k, v in model.state_dict().items()}
-        )  # fmt: skip
-        copy_weights(padded, marian)
+            {
+                k: torch.cat((v, v[:1] * 0)) if v.shape[:1] == (V,) else v
+                for k, v in model.state_dict().items()
+            }
+        )
+    copy_to_marian(padded, marian)
     hf_dir = out / "ct2-hf"
     marian.save_pretrained(hf_dir)
     tok = Tokenizer(spm_model)
-    vocab = {tok.sp.id_to_piece(i): i for i in range(1, V)} | {"<blank>": 0, "<pad>": V}
+    vocab = {p: i for i, p in enumerate(tok.pieces(range(1, V)), 1)} | {"<blank>": 0, "<pad>": V}
     (hf_dir / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
     for name in ("source.spm", "target.spm"):
         (hf_dir / name).write_bytes(Path(spm_model).read_bytes())
@@ -155,16 +165,23 @@ def runner(system: str, directory: Path, out_len: int):
         import ctranslate2
 
         translator = ctranslate2.Translator(
-            str(directory / options.get("dir", "ct2")), device="cpu", compute_type=precision,
-            intra_threads=options["intra"], inter_threads=1,
-        )  # fmt: skip
+            str(directory / options.get("dir", "ct2")),
+            device="cpu",
+            compute_type=precision,
+            intra_threads=options["intra"],
+            inter_threads=1,
+        )
 
         def ct2_run(batch: int, beam: int):
             pieces = sources[str(batch)]["pieces"]
             return lambda: translator.translate_batch(
-                pieces, beam_size=beam, max_batch_size=batch, min_decoding_length=out_len + 1,
-                max_decoding_length=out_len + 1, return_scores=False,
-            )  # fmt: skip
+                pieces,
+                beam_size=beam,
+                max_batch_size=batch,
+                min_decoding_length=out_len + 1,
+                max_decoding_length=out_len + 1,
+                return_scores=False,
+            )
 
         return ct2_run
     import torch
@@ -181,14 +198,19 @@ def runner(system: str, directory: Path, out_len: int):
         def hf_run(batch: int, beam: int):
             src = ids(batch)
             return lambda: marian.generate(
-                input_ids=src, attention_mask=torch.ones_like(src), num_beams=beam,
-                do_sample=False, max_new_tokens=out_len + 1, min_new_tokens=out_len + 1,
+                input_ids=src,
+                attention_mask=torch.ones_like(src),
+                num_beams=beam,
+                do_sample=False,
+                max_new_tokens=out_len + 1,
+                min_new_tokens=out_len + 1,
                 early_stopping=True,
-            )  # fmt: skip
+            )
 
         return hf_run
     from aiayn import Transformer
-    from aiayn.decode.beam import BeamOptions, beam_search
+    from aiayn.config import DecodeConfig
+    from aiayn.decode.beam import beam_search
     from aiayn.decode.greedy import greedy_decode
     from aiayn.decode.precision import for_decoding
 
@@ -202,14 +224,14 @@ def runner(system: str, directory: Path, out_len: int):
     def aiayn_run(batch: int, beam: int):
         """What `aiayn translate --beam N --precision P` runs."""
         src = ids(batch)
-        opts = BeamOptions(beam=beam, max_len_a=0.0, max_len_b=out_len + 1, min_len=out_len)
+        cfg = DecodeConfig(beam=beam, max_len_a=0.0, max_len_b=out_len + 1, min_len=out_len)
 
         def run():
             with torch.inference_mode():
                 if beam == 1:
-                    out = greedy_decode(model, src, a=0.0, b=out_len + 1, min_len=out_len)
+                    out = greedy_decode(model, src, cfg)
                 else:
-                    out = [h[0].tokens for h in beam_search(model, src, opts)]
+                    out = [h[0].tokens for h in beam_search(model, src, cfg)]
             assert all(len(x) == out_len for x in out), "not the fixed length"
 
         return run
@@ -235,8 +257,12 @@ def child(system: str, directory: Path, out_len: int) -> None:
 
 def spawn(args: list[str], env: dict | None = None) -> str:
     here = str(Path(__file__).resolve())
-    done = subprocess.run([sys.executable, here, *args], env={**os.environ, **(env or {})},
-                          capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, here, *args],
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(args)} failed:\n{done.stderr[-3000:]}")
     lines = done.stdout.strip().splitlines()
@@ -262,9 +288,16 @@ def versions() -> None:
     import torch
     import transformers
 
-    print(json.dumps({"torch": torch.__version__, "torch_threads": torch.get_num_threads(),
-                      "ctranslate2": ctranslate2.__version__,
-                      "transformers": transformers.__version__}))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "torch": torch.__version__,
+                "torch_threads": torch.get_num_threads(),
+                "ctranslate2": ctranslate2.__version__,
+                "transformers": transformers.__version__,
+            }
+        )
+    )
 
 
 def measure(directory: Path, systems: list[str], repeats: int, out_len: int) -> dict:
@@ -276,8 +309,9 @@ def measure(directory: Path, systems: list[str], repeats: int, out_len: int) -> 
         order = systems[r % len(systems) :] + systems[: r % len(systems)]  # rotate each round
         for system in order:
             env = {k: v for k, v in SYSTEMS[system][2].items() if k.isupper()}
-            seconds = json.loads(spawn(["--child", system, "--dir", str(directory),
-                                        "--out-len", str(out_len)], env))  # fmt: skip
+            seconds = json.loads(
+                spawn(["--child", system, "--dir", str(directory), "--out-len", str(out_len)], env)
+            )
             for config, s in seconds.items():
                 batch = int(config.split(",")[0])
                 found[system].setdefault(config, []).append(batch * out_len / s)
@@ -303,8 +337,10 @@ def table(results: dict, systems: list[str]) -> str:
 def ratios(results: dict) -> dict:
     """The issue's targets: aiayn's best against CTranslate2's best (any configuration) at
     batch 1, and against CTranslate2 at the same precision class at batch 32, beam 4."""
-    med = {s: {c: statistics.median(v) for c, v in d.items()}
-           for s, d in results["tokens_per_s"].items()}  # fmt: skip
+    med = {
+        s: {c: statistics.median(v) for c, v in d.items()}
+        for s, d in results["tokens_per_s"].items()
+    }
     ct2 = [s for s in med if s.startswith("CT2")]
     ours = [s for s in med if s.startswith("aiayn")]
     out = {}
@@ -314,9 +350,10 @@ def ratios(results: dict) -> dict:
         best_ct2 = max(ct2, key=lambda s: med[s][config])
         best_ours = max(ours, key=lambda s: med[s][config])
         out[config] = {
-            "best aiayn": best_ours, "best CT2": best_ct2,
+            "best aiayn": best_ours,
+            "best CT2": best_ct2,
             "ratio": round(med[best_ours][config] / med[best_ct2][config], 2),
-        }  # fmt: skip
+        }
     for members in CLASSES.values():
         peers = [s for s in members if s in ct2]
         for s in (m for m in members if m in ours and peers):
@@ -348,12 +385,19 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         spawn(["--setup", tmp, "--data", str(args.data), "--src-len", str(args.src_len)])
         results = measure(Path(tmp), args.systems, args.repeats, args.out_len)
-    results |= {"machine": info, "repeats": args.repeats, "out_len": args.out_len,
-                "src_len": args.src_len, "ratios": ratios(results)}  # fmt: skip
-    print(f"{info['cpu']}, {info['cores']} cores; torch {info['torch']} "
-          f"({info['torch_threads']} threads), ctranslate2 {info['ctranslate2']}, transformers "
-          f"{info['transformers']}; load average before each round: "
-          f"{results['load_average_1min']}")  # fmt: skip
+    results |= {
+        "machine": info,
+        "repeats": args.repeats,
+        "out_len": args.out_len,
+        "src_len": args.src_len,
+        "ratios": ratios(results),
+    }
+    print(
+        f"{info['cpu']}, {info['cores']} cores; torch {info['torch']} "
+        f"({info['torch_threads']} threads), ctranslate2 {info['ctranslate2']}, transformers "
+        f"{info['transformers']}; load average before each round: "
+        f"{results['load_average_1min']}"
+    )
     print(f"target tokens/s, median (min-max) of {args.repeats}, each in a fresh process:")
     for cls, members in CLASSES.items():
         print(f"\n{cls}:\n" + table(results, [s for s in members if s in args.systems]))

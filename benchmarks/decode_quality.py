@@ -1,14 +1,16 @@
 """Quality and length of the search, per decoding precision and stopping rule, on a test split.
 
     .venv/bin/python benchmarks/decode_quality.py --model runs/demo --data data/en-de \
-        [--precisions fp32 bf16 int8] [--stops bound k-finished] [--sentences N] [--short 18]
+        [--precisions fp32 bf16 int8] [--stops bound k-finished] [--alphas 0.6 1.0] \
+        [--split valid|test] [--sentences N] [--short 18]
 
 For each setting: sacreBLEU BLEU (all references), chrF, the length ratio (hypothesis length /
 reference length, sacreBLEU's `ratio`), and the decoding time, with the CPU model. The
 `--precision int8` and `bf16` rows should be within 0.3 BLEU of fp32; the ratio at beam 4
 within 0.95-1.10. `--short N` also scores the short segments alone: the lines whose source has
 at most N subwords (18 is the mean of the short-segment corpus in issue 10), where a search that
-favours short hypotheses shows first.
+favours short hypotheses shows first. `--alphas` decodes with each length-penalty exponent, to
+choose one on the validation split.
 """
 
 from __future__ import annotations
@@ -26,11 +28,9 @@ from decode_bench import machine_cpu
 
 
 def main() -> None:
-    from sacrebleu.metrics import BLEU, CHRF
-
-    from aiayn.decode.beam import BeamOptions
-    from aiayn.decode.translate import beam_decoder, load_translator, translate_lines
-    from aiayn.train.validate import references
+    from aiayn.config import DecodeConfig
+    from aiayn.data.meta import DataDir
+    from aiayn.decode.translate import load_translator, translate_lines
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, required=True)
@@ -39,54 +39,67 @@ def main() -> None:
     parser.add_argument("--beam", type=int, default=4)
     parser.add_argument("--precisions", nargs="+", default=["fp32", "bf16", "int8"])
     parser.add_argument("--stops", nargs="+", default=["bound", "k-finished"])
+    parser.add_argument(
+        "--alphas", nargs="+", type=float, default=[0.6], help="length penalty exponents (fp32)"
+    )
     parser.add_argument("--sentences", type=int, default=0, help="the first N only (0: all)")
     parser.add_argument(
         "--short", type=int, default=18, help="also score lines of at most this many subwords"
     )
     args = parser.parse_args()
-    sources = (args.data / f"{args.split}.src.txt").read_text(encoding="utf-8").splitlines()
-    refs = references(args.data, args.split)
-    if args.sentences:
-        sources, refs = sources[: args.sentences], [r[: args.sentences] for r in refs]
-    print(f"{machine_cpu()}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; "
-          f"{len(sources)} sentences of {args.data / args.split}, {len(refs)} reference(s), "
-          f"beam {args.beam}")  # fmt: skip
-    rows = []
-    short = None
+    n = args.sentences or None
+    sources = DataDir(args.data).sources(args.split, n)
+    refs = DataDir(args.data).references(args.split, n)
+    print(
+        f"{machine_cpu()}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; "
+        f"{len(sources)} sentences of {args.data / args.split}, {len(refs)} reference(s), "
+        f"beam {args.beam}"
+    )
+    rows, short = [], None
     for precision in args.precisions:
         model, tokenizer = load_translator(args.model, precision=precision)
         if short is None:
             pieces = tokenizer.encode(sources)
             short = [i for i, ids in enumerate(pieces) if len(ids) <= args.short]
             print(f"short segments: {len(short)} lines of at most {args.short} subwords")
-        for stop in args.stops if precision == "fp32" else args.stops[:1]:
-            decoder = beam_decoder(BeamOptions(beam=args.beam, stop=stop))
-            start = time.perf_counter()
-            hyps = translate_lines(model, tokenizer, sources, decoder)
-            seconds = time.perf_counter() - start
-            bleu = BLEU().corpus_score(hyps, refs)
-            row = {"precision": precision, "stop": stop, "bleu": round(bleu.score, 2),
-                   "chrf": round(CHRF().corpus_score(hyps, refs).score, 2),
-                   "ratio": round(bleu.sys_len / bleu.ref_len, 3),
-                   "ratio_short": short_ratio(hyps, refs, short),
-                   "seconds": round(seconds, 1)}  # fmt: skip
-            rows.append(row)
-            print(row, flush=True)
-    print(f"| precision | stop | BLEU | chrF | length ratio | ratio, <= {args.short} subwords | "
-          "seconds |\n|---|---|---|---|---|---|---|")  # fmt: skip
+        fp32 = precision == "fp32"
+        for stop in args.stops if fp32 else args.stops[:1]:
+            for alpha in args.alphas if fp32 else args.alphas[:1]:
+                cfg = DecodeConfig(beam=args.beam, stop=stop, alpha=alpha)
+                start = time.perf_counter()
+                hyps = translate_lines(model, tokenizer, sources, cfg)
+                seconds = time.perf_counter() - start
+                row = {"precision": precision, "stop": stop, "alpha": alpha}
+                row.update(measure(hyps, refs, short))
+                row["seconds"] = round(seconds, 1)
+                rows.append(row)
+                print(row, flush=True)
+    columns = list(rows[0])
+    print("| " + " | ".join(columns) + " |\n|" + "---|" * len(columns))
     for r in rows:
-        print(f"| {r['precision']} | {r['stop']} | {r['bleu']} | {r['chrf']} | {r['ratio']} | "
-              f"{r['ratio_short']} | {r['seconds']} |")  # fmt: skip
+        print("| " + " | ".join(str(r[c]) for c in columns) + " |")
     print(json.dumps(rows))
 
 
-def short_ratio(hyps: list[str], refs: list[list[str]], lines: list[int]) -> float:
-    """sacreBLEU's length ratio over the given lines only."""
-    from sacrebleu.metrics import BLEU
+def measure(hyps: list[str], refs: list[list[str]], short: list[int]) -> dict:
+    """BLEU and chrF with all references; the length ratio against all references (sacreBLEU
+    takes the closest), against the first alone, and on the short segments alone."""
+    from sacrebleu.metrics import BLEU, CHRF
 
-    pick = [hyps[i] for i in lines]
-    bleu = BLEU().corpus_score(pick, [[r[i] for i in lines] for r in refs])
-    return round(bleu.sys_len / max(bleu.ref_len, 1), 3)
+    def ratio(lines: list[int] | None, streams: list[list[str]]) -> float:
+        pick = range(len(hyps)) if lines is None else lines
+        picked = [[r[i] for i in pick] for r in streams]
+        found = BLEU().corpus_score([hyps[i] for i in pick], picked)
+        return round(found.sys_len / max(found.ref_len, 1), 3)
+
+    return {
+        "bleu": round(BLEU().corpus_score(hyps, refs).score, 2),
+        "bleu_1_ref": round(BLEU().corpus_score(hyps, refs[:1]).score, 2),
+        "chrf": round(CHRF().corpus_score(hyps, refs).score, 2),
+        "ratio": ratio(None, refs),
+        "ratio_1_ref": ratio(None, refs[:1]),
+        "ratio_short_1_ref": ratio(short, refs[:1]),
+    }
 
 
 if __name__ == "__main__":

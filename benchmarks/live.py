@@ -1,4 +1,10 @@
-"""A live server on loopback and a bounded load driver (used by tests and benchmarks)."""
+"""A live server on loopback and a bounded load driver.
+
+`serve_bench.py` measures with them, `docs/make_screenshots.py` photographs the page, and the
+slow tests in `tests/serve/test_live.py` run a load and the page in Chromium (pytest puts this
+folder on the import path: `pythonpath` in pyproject.toml). Load-driving code lives with the
+benchmarks, not in tests, which benchmarks do not import.
+"""
 
 from __future__ import annotations
 
@@ -14,9 +20,15 @@ import httpx
 
 # Headless Chromium on a machine with no outside network (Debian's chromium, run as root).
 CHROMIUM_FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def free_port() -> int:
@@ -30,10 +42,20 @@ def live_server(model: Path, *extra: str):
     """`aiayn serve` in a child process on a free loopback port; yields its base URL."""
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "aiayn", "serve", "--model", str(model), "--port", str(port),
-         *extra],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "aiayn",
+            "serve",
+            "--model",
+            str(model),
+            "--port",
+            str(port),
+            *extra,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -52,8 +74,9 @@ def live_server(model: Path, *extra: str):
         proc.wait(10)
 
 
-async def hammer(url: str, expected: dict[str, str], clients: int, seconds: float,
-                 max_requests: int = 1_000_000) -> dict:  # fmt: skip
+async def hammer(
+    url: str, expected: dict[str, str], clients: int, seconds: float, max_requests: int = 1_000_000
+) -> dict:
     """`clients` concurrent clients send sentences for `seconds` (and at most max_requests);
     every answer is checked against `expected`. Only loopback addresses are ever used."""
     assert url.startswith("http://127.0.0.1:"), "load tests target loopback only"
@@ -86,8 +109,11 @@ async def hammer(url: str, expected: dict[str, str], clients: int, seconds: floa
     latencies.sort()
     n = len(latencies)
     return {
-        "requests": n, "errors": errors, "wrong": wrong, "seconds": seconds,
+        "requests": n,
+        "errors": errors,
+        "wrong": wrong,
+        "seconds": seconds,
         "requests_per_s": round(n / seconds, 1),
         "p50_ms": round(1000 * latencies[n // 2], 1) if n else None,
         "p99_ms": round(1000 * latencies[min(n - 1, int(n * 0.99))], 1) if n else None,
-    }  # fmt: skip
+    }

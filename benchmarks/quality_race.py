@@ -42,7 +42,7 @@ from peers import cpu_model, hf_marian
 from aiayn.config import preset
 from aiayn.data.batching import TokenBatchSampler
 from aiayn.data.dataset import ParallelData
-from aiayn.data.meta import DataMeta
+from aiayn.data.meta import DataDir, DataMeta
 from aiayn.data.vocab import Tokenizer
 
 SYSTEMS = ("aiayn", "hf-fp32", "hf-bf16")
@@ -62,17 +62,42 @@ def run_child(cmd: list[str], log: Path) -> tuple[float, float]:
 
 def aiayn_system(args, data: Path, out: Path) -> dict:
     run = out / "aiayn"
-    train = [sys.executable, "-m", "aiayn", "train", "--data", str(data), "--out", str(run),
-             "--recipe", "short", "--max-steps", "100000000", "--max-minutes", str(args.minutes),
-             "--no-progress"]  # fmt: skip
+    train = [
+        sys.executable,
+        "-m",
+        "aiayn",
+        "train",
+        "--data",
+        str(data),
+        "--out",
+        str(run),
+        "--recipe",
+        "short",
+        "--max-steps",
+        "100000000",
+        "--max-minutes",
+        str(args.minutes),
+        "--no-progress",
+    ]
     seconds, peak_mb = run_child(train, out / "aiayn.train.log")
     metrics = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     summary = next(m for m in reversed(metrics) if m["kind"] == "summary")
     averaged = [m for m in metrics if m["kind"] == "averaged"]
     hyp = out / "aiayn.test.hyp"
-    translate = [sys.executable, "-m", "aiayn", "translate", "--model", str(run),
-                 "--beam", str(args.beam), "--input", str(data / "test.src.txt"),
-                 "--output", str(hyp)]  # fmt: skip
+    translate = [
+        sys.executable,
+        "-m",
+        "aiayn",
+        "translate",
+        "--model",
+        str(run),
+        "--beam",
+        str(args.beam),
+        "--input",
+        str(DataDir(data).text("test", "src")),
+        "--output",
+        str(hyp),
+    ]
     decode_s, _ = run_child(translate, out / "aiayn.translate.log")
     return {
         "steps": summary["steps"],
@@ -90,8 +115,20 @@ def aiayn_system(args, data: Path, out: Path) -> dict:
 
 def hf_system(args, data: Path, out: Path, precision: str) -> dict:
     result = out / f"hf-{precision}.json"
-    cmd = [sys.executable, __file__, "--hf-child", precision, "--data", str(data),
-           "--out", str(out), "--minutes", str(args.minutes), "--beam", str(args.beam)]  # fmt: skip
+    cmd = [
+        sys.executable,
+        __file__,
+        "--hf-child",
+        precision,
+        "--data",
+        str(data),
+        "--out",
+        str(out),
+        "--minutes",
+        str(args.minutes),
+        "--beam",
+        str(args.beam),
+    ]
     seconds, peak_mb = run_child(cmd, out / f"hf-{precision}.log")
     found = json.loads(result.read_text())
     found.update(peak_rss_mb=round(peak_mb), wall_s=round(seconds, 1))
@@ -120,11 +157,16 @@ def hf_child(args) -> None:
             labels = batch.tgt_out.masked_fill(batch.tgt_out == cfg.pad_id, -100)
             with autocast:
                 logits = model(
-                    input_ids=batch.src, attention_mask=batch.src != cfg.pad_id,
+                    input_ids=batch.src,
+                    attention_mask=batch.src != cfg.pad_id,
                     decoder_input_ids=batch.tgt_in,
-                ).logits  # fmt: skip
-            loss = F.cross_entropy(logits.flatten(0, 1).float(), labels.flatten(),
-                                   ignore_index=-100, label_smoothing=0.1)  # fmt: skip
+                ).logits
+            loss = F.cross_entropy(
+                logits.flatten(0, 1).float(),
+                labels.flatten(),
+                ignore_index=-100,
+                label_smoothing=0.1,
+            )
             loss.backward()
             optimizer.step()
             schedule.step()
@@ -135,7 +177,7 @@ def hf_child(args) -> None:
     train_s = time.monotonic() - start
     model.eval()
     test = ParallelData(data, "test")
-    tokenizer = Tokenizer(data / "spm.model")
+    tokenizer = Tokenizer(DataDir(data).tokenizer)
     order = sorted(range(len(test)), key=lambda i: int(test.src_lengths[i]))
     outputs: dict[int, str] = {}
     start = time.monotonic()
@@ -144,11 +186,15 @@ def hf_child(args) -> None:
             ix = order[first : first + 32]
             src = test.collate(ix).src
             generated = model.generate(
-                input_ids=src, attention_mask=src != cfg.pad_id, num_beams=args.beam,
+                input_ids=src,
+                attention_mask=src != cfg.pad_id,
+                num_beams=args.beam,
                 max_new_tokens=int(1.5 * src.shape[1]) + 10,
-            )  # fmt: skip
-            ids = [[t for t in row.tolist() if t > max(cfg.pad_id, cfg.bos_id, cfg.eos_id)]
-                   for row in generated]  # fmt: skip
+            )
+            ids = [
+                [t for t in row.tolist() if t > max(cfg.pad_id, cfg.bos_id, cfg.eos_id)]
+                for row in generated
+            ]
             for i, text in zip(ix, tokenizer.decode(ids), strict=True):
                 outputs[i] = text
     decode_s = time.monotonic() - start
@@ -168,8 +214,7 @@ def hf_child(args) -> None:
 
 def scores(hyp_file: Path, data: Path) -> dict:
     hyps = hyp_file.read_text(encoding="utf-8").splitlines()
-    refs = [(data / "test.tgt.txt").read_text(encoding="utf-8").splitlines()]
-    refs += [p.read_text(encoding="utf-8").splitlines() for p in sorted(data.glob("test.ref*.txt"))]
+    refs = DataDir(data).references("test")  # the test target first, then any others
     one = sacrebleu.corpus_bleu(hyps, refs[:1])
     every = sacrebleu.corpus_bleu(hyps, refs)
     return {
@@ -228,8 +273,10 @@ def main() -> None:
         "results": results,
     }
     multi = next((k for k in next(iter(results.values())) if k.startswith("bleu_")), "bleu")
-    print(f"CPU: {report['cpu']}; torch {report['torch']}; {args.minutes:g} min per system; "
-          f"beam {args.beam}; {data}")  # fmt: skip
+    print(
+        f"CPU: {report['cpu']}; torch {report['torch']}; {args.minutes:g} min per system; "
+        f"beam {args.beam}; {data}"
+    )
     print(f"{'system':>8} | steps | tokens/s | peak RSS | BLEU | {multi} | chrF | ratio | decode")
     for name, r in results.items():
         print(
@@ -240,9 +287,11 @@ def main() -> None:
     if "aiayn" in results:
         r = results["aiayn"]
         averaged = r["averaged_valid_bleu"]
-        print(f"aiayn validation BLEU: best checkpoint {r['best_valid_bleu']:.2f}; the average of "
-              f"the last checkpoints {'-' if averaged is None else f'{averaged:.2f}'} (the test "
-              "decodes whichever scored higher on validation)")  # fmt: skip
+        print(
+            f"aiayn validation BLEU: best checkpoint {r['best_valid_bleu']:.2f}; the average of "
+            f"the last checkpoints {'-' if averaged is None else f'{averaged:.2f}'} (the test "
+            "decodes whichever scored higher on validation)"
+        )
     if args.json:
         args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
 

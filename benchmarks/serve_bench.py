@@ -22,12 +22,12 @@ from pathlib import Path
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from decode_bench import machine_cpu
+from live import hammer, live_server
 
-from tests.serve.live import hammer, live_server
+from aiayn.data.meta import DataDir
 
 
 def answers(url: str, sentences: list[str]) -> dict[str, str]:
@@ -50,7 +50,7 @@ def main() -> None:
     parser.add_argument("--sentences", type=int, default=200)
     parser.add_argument("--wait-ms", default="5", help="the server's batching window")
     args = parser.parse_args()
-    lines = (args.data / "valid.src.txt").read_text(encoding="utf-8").splitlines()
+    lines = DataDir(args.data).sources("valid")
     many = lines[: args.sentences]
     twenty = [s for s in lines if 18 <= len(s.split()) <= 22][:50]
     results = {"cpu": machine_cpu(), "cores": os.cpu_count(), "load_average": os.getloadavg()[0]}
@@ -71,8 +71,10 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|")
     for key, r in results.items():
         if isinstance(r, dict):
-            print(f"| {key} | {r['requests_per_s']} | {r['p50_ms']} ms | {r['p99_ms']} ms | "
-                  f"{r['errors']} | {r['wrong']} | {r['model_calls']} |")  # fmt: skip
+            print(
+                f"| {key} | {r['requests_per_s']} | {r['p50_ms']} ms | {r['p99_ms']} ms | "
+                f"{r['errors']} | {r['wrong']} | {r['model_calls']} |"
+            )
     print(json.dumps(results, indent=2))
 
 

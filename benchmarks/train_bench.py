@@ -43,6 +43,7 @@ from aiayn.data.meta import DataMeta
 from aiayn.train.distributed import Distributed
 from aiayn.train.loss import label_smoothed_loss
 from aiayn.train.run import create_run
+from aiayn.train.step_stats import StopFlags
 from aiayn.train.trainer import Trainer
 
 PRECISIONS = ("fp32", "bf16")
@@ -58,7 +59,7 @@ def aiayn_step(data_dir: Path, indices, cfg, precision: str, max_tokens: int, wo
     batches: list[Batch] = [data.collate(ix, train_cfg.pad_to) for ix in indices]
 
     def step(i: int) -> int:
-        trainer.update([batches[i]], [0.0, 0.0, 0.0])
+        trainer.update([batches[i]], StopFlags())
         return batches[i].n_tgt_tokens
 
     return step

@@ -30,9 +30,21 @@ from aiayn.cli import main
 from aiayn.data.prepare import PrepareOptions, prepare
 from tests.data.conftest import synthetic_pairs, write_tsv
 
-TINY = ["--preset", "tiny", "--max-tokens", "160", "--update-freq", "2", "--no-progress",
-        "--set", "valid_every=0", "save_minutes=0", "log_every=1", "warmup=20",
-        "save_every=2"]  # fmt: skip
+TINY = [
+    "--preset",
+    "tiny",
+    "--max-tokens",
+    "160",
+    "--update-freq",
+    "2",
+    "--no-progress",
+    "--set",
+    "valid_every=0",
+    "save_minutes=0",
+    "log_every=1",
+    "warmup=20",
+    "save_every=2",
+]
 SMALL_PREPARE = ["--valid-size", "20", "--test-size", "20", "--vocab-size", "64", "--no-progress"]
 
 
@@ -130,8 +142,22 @@ def prepare_again_with_a_bad_corpus(f: Fixtures, tmp: Path) -> Outcome:
 
 def repeated_set_groups(f: Fixtures, tmp: Path) -> Outcome:
     run = tmp / "run"
-    argv = ["train", "--data", str(f.data), "--out", str(run), "--preset", "tiny", "--no-progress",
-            "--max-steps", "2", "--set", "save_every=2", "--set", "log_every=1"]  # fmt: skip
+    argv = [
+        "train",
+        "--data",
+        str(f.data),
+        "--out",
+        str(run),
+        "--preset",
+        "tiny",
+        "--no-progress",
+        "--max-steps",
+        "2",
+        "--set",
+        "save_every=2",
+        "--set",
+        "log_every=1",
+    ]
     out = aiayn(argv)
     train = json.loads((run / "run.json").read_text())["train"]
     kept = (train["save_every"], train["log_every"]) == (2, 1)
@@ -146,8 +172,20 @@ def old_mac_line_ends(f: Fixtures, tmp: Path) -> Outcome:
 
 def divergence_names_a_sane_checkpoint(f: Fixtures, tmp: Path) -> Outcome:
     run = copy(f.run, tmp / "run")  # 6 good steps; now a learning rate a million times larger
-    return aiayn(["train", "--out", str(run), "--resume", "--max-steps", "60", "--no-progress",
-                  "--set", "lr_scale=1e6", "save_every=1"])  # fmt: skip
+    return aiayn(
+        [
+            "train",
+            "--out",
+            str(run),
+            "--resume",
+            "--max-steps",
+            "60",
+            "--no-progress",
+            "--set",
+            "lr_scale=1e6",
+            "save_every=1",
+        ]
+    )
 
 
 def ids_file_cut(fraction: float) -> Callable[[Fixtures, Path], Outcome]:
@@ -235,12 +273,15 @@ def disk_full_while_saving(f: Fixtures, tmp: Path) -> Outcome:
 
     def full(obj, path, *args, **kwargs):
         Path(path).write_bytes(b"\0" * 100)
-        raise RuntimeError("[enforce fail at inline_container.cc:664] . basic_ios::clear: "
-                           "iostream error")  # fmt: skip
+        raise RuntimeError(
+            "[enforce fail at inline_container.cc:664] . basic_ios::clear: iostream error"
+        )
 
     usage = shutil.disk_usage(tmp)._replace(free=10_000)
-    with mock.patch.object(torch, "save", full), mock.patch.object(shutil, "disk_usage",
-                                                                   return_value=usage):  # fmt: skip
+    with (
+        mock.patch.object(torch, "save", full),
+        mock.patch.object(shutil, "disk_usage", return_value=usage),
+    ):
         out = aiayn(["train", "--out", str(run), "--resume", "--max-steps", "8", "--no-progress"])
     kept = digest(run / "checkpoints") == before and not list(run.glob("checkpoints/.tmp-*"))
     return Outcome(out.code, out.message, kept, out.traceback)
@@ -255,8 +296,9 @@ def serve_request(body: str) -> Callable[[Fixtures, Path], Outcome]:
         from aiayn.serve.app import create_app
 
         with TestClient(create_app(f.run)) as client:
-            response = client.post("/translate", content=body.encode(),
-                                   headers={"Content-Type": "application/json"})  # fmt: skip
+            response = client.post(
+                "/translate", content=body.encode(), headers={"Content-Type": "application/json"}
+            )
             alive = client.post("/translate", json={"text": "The dog sees."}).status_code == 200
         return Outcome(response.status_code, response.json()["detail"], alive)
 
@@ -277,8 +319,9 @@ def one_bad_request_in_a_batch(f: Fixtures, tmp: Path) -> Outcome:
         batcher = DynamicBatcher(translate, wait_ms=50)
         batcher.start()
         texts = [f"text {i}" for i in range(7)] + ["BAD"]
-        got = await asyncio.gather(*(batcher.submit([t], 1, 1) for t in texts),
-                                   return_exceptions=True)  # fmt: skip
+        got = await asyncio.gather(
+            *(batcher.submit([t], 1, 1) for t in texts), return_exceptions=True
+        )
         await batcher.stop()
         return got
 
@@ -450,8 +493,9 @@ CASES = [
 def run_case(case: Case, fixtures: Fixtures, tmp: Path) -> Outcome:
     tmp.mkdir(parents=True, exist_ok=True)
     outcome = case.run(fixtures, tmp)
-    return Outcome(outcome.code, outcome.message.replace(str(tmp), "TMP"), outcome.kept,
-                   outcome.traceback)  # fmt: skip
+    return Outcome(
+        outcome.code, outcome.message.replace(str(tmp), "TMP"), outcome.kept, outcome.traceback
+    )
 
 
 def last_line(message: str) -> str:

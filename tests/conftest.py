@@ -13,10 +13,21 @@ from tests.data.conftest import synthetic_pairs, write_tsv
 
 # A run that takes seconds: the tiny model, small batches, accumulation, dropout on.
 TINY_RUN = [
-    "--preset", "tiny", "--max-tokens", "160", "--update-freq", "2", "--no-progress",
-    "--set", "valid_every=0", "valid_bleu_sentences=8", "save_minutes=0", "log_every=1",
-    "warmup=20", "dropout=0.1",
-]  # fmt: skip
+    "--preset",
+    "tiny",
+    "--max-tokens",
+    "160",
+    "--update-freq",
+    "2",
+    "--no-progress",
+    "--set",
+    "valid_every=0",
+    "valid_bleu_sentences=8",
+    "save_minutes=0",
+    "log_every=1",
+    "warmup=20",
+    "dropout=0.1",
+]
 
 
 def padded_batch(lengths: list[int], cfg: ModelConfig, seed: int, start_with_bos: bool = False):
@@ -35,12 +46,6 @@ def tiny_model(seed: int = 0, **changes) -> Transformer:
     """A tiny Transformer in eval mode (no dropout), seeded."""
     torch.manual_seed(seed)
     return Transformer(preset("tiny", **changes)).eval()
-
-
-def copy_linear(dst, src) -> None:
-    """Copy weight and bias between two modules that have both (Linear, LayerNorm)."""
-    dst.weight.copy_(src.weight)
-    dst.bias.copy_(src.bias)
 
 
 @torch.no_grad()
@@ -62,9 +67,15 @@ def tiny_data(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("train-data")
     corpus = write_tsv(tmp / "corpus.tsv", synthetic_pairs(400, seed=11))
     prepare(
-        PrepareOptions(out=tmp / "data", corpus=str(corpus), valid_size=20, test_size=20,
-                       vocab_size=64, progress=False)
-    )  # fmt: skip
+        PrepareOptions(
+            out=tmp / "data",
+            corpus=str(corpus),
+            valid_size=20,
+            test_size=20,
+            vocab_size=64,
+            progress=False,
+        )
+    )
     return tmp / "data"
 
 
@@ -72,6 +83,8 @@ def tiny_data(tmp_path_factory):
 def tiny_run(tiny_data, tmp_path_factory):
     """A run trained for a few steps on tiny_data: something to translate, plot and serve."""
     out = tmp_path_factory.mktemp("tiny-run") / "run"
-    assert main(["train", "--data", str(tiny_data), "--out", str(out), *TINY_RUN,
-                 "--max-steps", "6"]) == 0  # fmt: skip
+    assert (
+        main(["train", "--data", str(tiny_data), "--out", str(out), *TINY_RUN, "--max-steps", "6"])
+        == 0
+    )
     return out

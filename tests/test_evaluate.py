@@ -19,3 +19,28 @@ def test_length_ratio_uses_the_closest_reference_when_there_are_several():
 def test_references_must_match_the_hypotheses():
     with pytest.raises(ValueError, match="reference set 1 has 2 lines for 1 hypotheses"):
         score(["a"], [["a", "b"]])
+
+
+def test_validation_and_aiayn_evaluate_score_alike(tiny_run, tiny_data, capsys):
+    """Validation during training and `aiayn evaluate --beam 1` are one procedure: the same
+    model and split give the same BLEU and chrF."""
+    import contextlib
+    import re
+
+    from aiayn.cli import main
+    from aiayn.config import TrainConfig
+    from aiayn.layout import model_dir
+    from aiayn.model import Transformer
+    from aiayn.train.validate import validate
+
+    directory = model_dir(tiny_run)
+    model = Transformer.load(directory)
+    cfg = TrainConfig(max_tokens=4096, valid_bleu_sentences=0)
+    found = validate(model, tiny_data, cfg, contextlib.nullcontext, directory)
+    args = ["--data", str(tiny_data), "--split", "valid", "--beam", "1"]
+    assert main(["evaluate", "--model", str(tiny_run), *args]) == 0
+    printed = capsys.readouterr().out
+    bleu = float(re.search(r"^BLEU (\S+)", printed, re.M).group(1))
+    chrf = float(re.search(r"^chrF (\S+)", printed, re.M).group(1))
+    assert (bleu, chrf) == (round(found.bleu, 2), round(found.chrf, 2))
+    assert found.sentences == int(re.search(r"^(\d+) sentences", printed, re.M).group(1))

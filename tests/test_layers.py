@@ -38,10 +38,9 @@ def imports_by_package() -> dict[str, set[str]]:
                 names = [a.name for a in node.names]
             else:
                 continue
-            for name in names:
-                if name.startswith("aiayn.") and (target := name.split(".")[1]) in LAYER:
-                    if target != source:
-                        found.setdefault(source, set()).add(target)
+            targets = {n.split(".")[1] for n in names if n.startswith("aiayn.")}
+            for target in targets & set(LAYER) - {source}:
+                found.setdefault(source, set()).add(target)
     return found
 
 

@@ -62,7 +62,7 @@ def test_attention_plots_are_the_models_weights(tiny_run, tmp_path, capsys):
     assert found.encoder[0].shape == (S, S) and found.decoder[0].shape == (T, T)
     ids = tokenizer.encode(["The dog sees a cat."])[0]
     src = torch.tensor([[*ids, 2]])
-    tgt_in = torch.tensor([[tokenizer.sp.piece_to_id(p) for p in found.target_in]])  # <s> -> 1
+    tgt_in = torch.tensor([tokenizer.piece_ids(found.target_in)])  # <s> -> 1
     assert tgt_in[0, 0] == 1
     with torch.no_grad():
         expected = model.attention_maps(src, tgt_in).cross[0][0].mean(0).numpy()
@@ -72,8 +72,10 @@ def test_attention_plots_are_the_models_weights(tiny_run, tmp_path, capsys):
     assert not np.allclose(one.cross[0], found.cross[0])  # one head is not the mean
     capsys.readouterr()
     out = tmp_path / "att.png"
-    assert main(["plot", "attention", "The dog sees a cat.", "--model", str(run),
-                 "--out", str(out)]) == 0  # fmt: skip
+    assert (
+        main(["plot", "attention", "The dog sees a cat.", "--model", str(run), "--out", str(out)])
+        == 0
+    )
     for name in ("encoder", "decoder", "cross"):
         assert (tmp_path / f"att-{name}.png").stat().st_size > 1000
     assert main(["plot", "attention", "x", "--model", str(run), "--head", "9"]) == 2

@@ -108,7 +108,6 @@ def check_keys(cls: type, values: dict[str, Any], source: str) -> None:
 
 
 PRECISIONS = ("fp32", "bf16", "fp16")
-LENGTH_PENALTIES = ("gnmt", "power", "none")  # beam search: the paper's, |Y|^alpha, none
 
 
 @dataclass(frozen=True)
@@ -181,6 +180,65 @@ RECIPES: dict[str, TrainConfig] = {
         average_last=5,
     ),
 }
+
+
+LENGTH_PENALTIES = ("gnmt", "power", "none")  # the paper's (GNMT's), |Y|^alpha, none
+STOP_RULES = ("bound", "k-finished")  # beam search: the paper's (tensor2tensor's), fairseq's
+TOO_LONG_POLICIES = ("truncate", "skip", "error")  # an input line longer than the limit
+DECODE_PRECISIONS = ("fp32", "bf16", "int8")  # int8: dynamic int8 linear layers, CPU only
+
+
+@dataclass(frozen=True)
+class DecodeConfig:
+    """How a trained model translates: the search, its limits, and how input is batched.
+
+    Defaults are the paper's (section 6.1: beam 4, alpha 0.6, at most input length + 50 output
+    tokens). `aiayn translate`, `aiayn evaluate` and `aiayn serve` take their defaults from here.
+    """
+
+    beam: int = 4  # K hypotheses kept per sentence; 1 = greedy decoding
+    alpha: float = 0.6  # the length penalty's exponent
+    length_penalty: str = "gnmt"  # gnmt: ((5 + |Y|) / 6)^alpha; power: |Y|^alpha; none
+    stop: str = "bound"  # bound: no live hypothesis can still win; k-finished: K have ended
+    nbest: int = 1  # hypotheses returned per sentence, best first (at most beam)
+    max_len_a: float = 1.0  # at most a * source length + b output tokens, eos included
+    max_len_b: int = 50
+    min_len: int = 0  # output tokens before eos may come (benchmarks fix lengths with it)
+    sample: bool = False  # draw each token instead of searching (beam is then unused)
+    temperature: float = 1.0  # sampling: divides the logits; lower is more conservative
+    top_k: int = 0  # sampling: among the k most probable tokens; 0 = all
+    top_p: float = 1.0  # sampling: among the fewest tokens holding this much probability
+    seed: int = 0  # sampling: the same seed, the same samples
+    max_tokens: int = 4096  # padded source tokens per batch
+    max_input_tokens: int = 1024  # the longest input line, in pieces...
+    too_long: str = "truncate"  # ...and what happens to a longer one: truncate | skip | error
+    precision: str = "fp32"  # fp32; bf16: weights cast; int8: dynamic int8 linear layers (CPU)
+
+    def __post_init__(self) -> None:
+        for value, allowed, what in (
+            (self.length_penalty, LENGTH_PENALTIES, "length penalty"),
+            (self.stop, STOP_RULES, "stopping rule"),
+            (self.too_long, TOO_LONG_POLICIES, "policy for too-long lines"),
+            (self.precision, DECODE_PRECISIONS, "decoding precision"),
+        ):
+            if value not in allowed:
+                raise ValueError(f"unknown {what} {value!r}; choose one of {', '.join(allowed)}")
+        if self.beam < 1 or not 1 <= self.nbest <= self.beam:
+            raise ValueError(f"need 1 <= nbest ({self.nbest}) <= beam ({self.beam})")
+        if self.temperature <= 0 or self.top_k < 0 or not 0 < self.top_p <= 1:
+            raise ValueError(
+                "sampling needs temperature > 0, top_k >= 0 and 0 < top_p <= 1 "
+                f"(got {self.temperature}, {self.top_k}, {self.top_p})"
+            )
+        if self.max_tokens < 1 or self.max_input_tokens < 1:
+            raise ValueError(
+                f"max_tokens ({self.max_tokens}) and max_input_tokens "
+                f"({self.max_input_tokens}) must be at least 1"
+            )
+
+    def replace(self, **changes: Any) -> DecodeConfig:
+        check_keys(type(self), changes, "override")
+        return dataclasses.replace(self, **changes)
 
 
 def recipe(name: str) -> TrainConfig:

@@ -1,10 +1,18 @@
-"""Scores with sacreBLEU: BLEU and chrF on detokenized text, with their signatures."""
+"""Evaluation: translate a split of a data directory and score it with sacreBLEU (BLEU and chrF
+on detokenized text, with their signatures, and the length ratio).
+
+One procedure for every user: validation during training, `aiayn evaluate`, and the benchmarks.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from sacrebleu.metrics import BLEU, CHRF
+
+from aiayn.data.meta import DataDir
 
 
 @dataclass(frozen=True)
@@ -43,3 +51,24 @@ def score(hypotheses: list[str], references: list[list[str]]) -> Scores:
         chrf_signature=str(chrf.get_signature()),
         length_ratio=b.sys_len / max(b.ref_len, 1),
     )
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    hypotheses: list[str]
+    scores: Scores
+    references: int  # how many reference streams were used
+
+
+def evaluate_split(
+    data_dir: Path,
+    split: str,
+    translate: Callable[[list[str]], list[str]],
+    n: int | None = None,
+) -> Evaluation:
+    """Translate the first n (default: all) source lines of a split with `translate` (source
+    lines -> translations, one each) and score them against all the split's references."""
+    files = DataDir(Path(data_dir))
+    hypotheses = translate(files.sources(split, n))
+    references = files.references(split, n)
+    return Evaluation(hypotheses, score(hypotheses, references), len(references))

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from aiayn.config import DecodeConfig
 from aiayn.data.vocab import Tokenizer
-from aiayn.decode.beam import BeamOptions
-from aiayn.decode.translate import beam_decoder, source_batch
+from aiayn.decode.translate import decoder, source_batch
 from aiayn.model import Transformer
 
 
@@ -34,7 +34,7 @@ def attention_for(
     if not ids:
         raise ValueError("nothing to translate: the sentence is empty")
     src = source_batch([ids], model.cfg.eos_id, model.cfg.pad_id, next(model.parameters()).device)
-    output = beam_decoder(BeamOptions(beam=beam))(model, src)[0]
+    output = decoder(DecodeConfig(beam=beam))(model, src)[0]
     return attention_of(model, tokenizer, ids, output, head)
 
 
@@ -66,12 +66,12 @@ def attention_of(
             (w[0].mean(0) if head is None else w[0, head]).float().cpu().numpy() for w in layers
         ]
 
-    pieces = tokenizer.sp.id_to_piece
+    source, found = tokenizer.pieces(ids), tokenizer.pieces(output)
     return Attention(
         translation=tokenizer.decode([output])[0],
-        source=[pieces(i) for i in ids] + ["</s>"],
-        target_in=["<s>"] + [pieces(i) for i in output],
-        target_out=[pieces(i) for i in output] + ["</s>"],
+        source=[*source, "</s>"],
+        target_in=["<s>", *found],
+        target_out=[*found, "</s>"],
         encoder=pick(maps.encoder),
         decoder=pick(maps.decoder_self),
         cross=pick(maps.cross),

@@ -95,8 +95,9 @@ def read_json(path: Path, what_to_do: str) -> Any:
 def require_keys(values: Any, keys: list[str], path: Path, what_to_do: str) -> None:
     """An error naming the file and the keys a JSON object read from it lacks."""
     if not isinstance(values, dict):
-        raise ValueError(f"{path}: expected a JSON object, found {type(values).__name__}; "
-                         f"{what_to_do}")  # fmt: skip
+        raise ValueError(
+            f"{path}: expected a JSON object, found {type(values).__name__}; {what_to_do}"
+        )
     missing = [k for k in keys if k not in values]
     if missing:
         raise ValueError(f"{path}: missing key(s) {missing}; {what_to_do}")

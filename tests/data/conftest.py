@@ -7,11 +7,25 @@ import sqlite3
 from pathlib import Path
 
 WORDS = {
-    "the": "der", "house": "Haus", "is": "ist", "small": "klein", "big": "groß", "a": "ein",
-    "dog": "Hund", "cat": "Katze", "sees": "sieht", "old": "alt", "man": "Mann", "and": "und",
-    "woman": "Frau", "tree": "Baum", "green": "grün", "red": "rot", "book": "Buch",
+    "the": "der",
+    "house": "Haus",
+    "is": "ist",
+    "small": "klein",
+    "big": "groß",
+    "a": "ein",
+    "dog": "Hund",
+    "cat": "Katze",
+    "sees": "sieht",
+    "old": "alt",
+    "man": "Mann",
+    "and": "und",
+    "woman": "Frau",
+    "tree": "Baum",
+    "green": "grün",
+    "red": "rot",
+    "book": "Buch",
     "reads": "liest",
-}  # fmt: skip
+}
 
 
 def synthetic_pairs(n: int, seed: int = 0) -> list[tuple[str, str]]:

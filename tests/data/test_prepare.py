@@ -95,10 +95,13 @@ def test_two_files_and_given_held_out_files(tmp_path):
     valid = write_tsv(tmp_path / "valid.tsv", given)
     result = prepare(
         PrepareOptions(
-            out=tmp_path / "data", src_file=tmp_path / "s.txt", tgt_file=tmp_path / "t.txt",
-            valid_files=(valid,), **SMALL,
+            out=tmp_path / "data",
+            src_file=tmp_path / "s.txt",
+            tgt_file=tmp_path / "t.txt",
+            valid_files=(valid,),
+            **SMALL,
         )
-    )  # fmt: skip
+    )
     out = tmp_path / "data"
     assert read_lines(out / "valid.src.txt") == list(dict.fromkeys(s for s, _ in given))
     assert result["cleaning"]["dropped"][HELD_OUT_SOURCE] >= 20  # the rest went to test
@@ -109,9 +112,15 @@ def test_two_files_and_given_held_out_files(tmp_path):
 def test_bible_holds_out_whole_chapters(tmp_path):
     db = make_bible_db(tmp_path / "bible.db")
     result = prepare(
-        PrepareOptions(out=tmp_path / "data", bible_db=db, valid_size=40, test_size=40,
-                       vocab_size=120, progress=False)
-    )  # fmt: skip
+        PrepareOptions(
+            out=tmp_path / "data",
+            bible_db=db,
+            valid_size=40,
+            test_size=40,
+            vocab_size=120,
+            progress=False,
+        )
+    )
     out = tmp_path / "data"
     groups = result["split"]["held_out_groups"]
     assert len(groups["valid"]) == 2 and len(groups["test"]) == 2  # 20 verses per chapter
@@ -129,8 +138,20 @@ def test_bible_holds_out_whole_chapters(tmp_path):
 
 def test_cli_prepare_and_its_errors(tmp_path, capsys):
     corpus = write_tsv(tmp_path / "c.tsv", synthetic_pairs(300, seed=2))
-    args = ["prepare", "--corpus", str(corpus), "--out", str(tmp_path / "d"), "--no-progress",
-            "--vocab-size", "100", "--valid-size", "20", "--test-size", "20"]  # fmt: skip
+    args = [
+        "prepare",
+        "--corpus",
+        str(corpus),
+        "--out",
+        str(tmp_path / "d"),
+        "--no-progress",
+        "--vocab-size",
+        "100",
+        "--valid-size",
+        "20",
+        "--test-size",
+        "20",
+    ]
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "pairs read: 300" in out and "ready:" in out
@@ -145,8 +166,11 @@ def test_too_big_a_vocabulary_is_a_clear_error(tmp_path):
     with pytest.raises(
         DataError, match=r"Vocabulary size too high.*; choose a smaller --vocab-size"
     ):
-        prepare(PrepareOptions(out=tmp_path / "d", corpus=str(corpus),
-                               **{**SMALL, "vocab_size": 50_000}))  # fmt: skip
+        prepare(
+            PrepareOptions(
+                out=tmp_path / "d", corpus=str(corpus), **{**SMALL, "vocab_size": 50_000}
+            )
+        )
 
 
 def test_held_out_sizes_must_leave_training_data(tmp_path):
@@ -158,9 +182,10 @@ def test_held_out_sizes_must_leave_training_data(tmp_path):
 def test_clean_options_reach_the_filter(tmp_path):
     corpus = write_tsv(tmp_path / "c.tsv", synthetic_pairs(300, seed=5))
     result = prepare(
-        PrepareOptions(out=tmp_path / "d", corpus=str(corpus), clean=CleanOptions(max_words=5),
-                       **SMALL)
-    )  # fmt: skip
+        PrepareOptions(
+            out=tmp_path / "d", corpus=str(corpus), clean=CleanOptions(max_words=5), **SMALL
+        )
+    )
     assert result["cleaning"]["dropped"]["too long"] > 50
 
 
@@ -197,8 +222,9 @@ def test_given_test_files_are_kept_whole_and_apart(tmp_path):
     corpus = write_tsv(tmp_path / "c.tsv", pairs)
     odd = [("Short.", "Ein viel, viel, viel, viel längerer Satz als das Original."), *pairs[:20]]
     test = write_tsv(tmp_path / "test.tsv", [*odd, odd[1]])  # a ratio outlier and a repeat
-    result = prepare(PrepareOptions(out=tmp_path / "d", corpus=str(corpus), test_files=(test,),
-                                    **SMALL))  # fmt: skip
+    result = prepare(
+        PrepareOptions(out=tmp_path / "d", corpus=str(corpus), test_files=(test,), **SMALL)
+    )
     assert read_lines(tmp_path / "d" / "test.src.txt") == [s for s, _ in [*odd, odd[1]]]
     assert result["given"]["test"]["dropped"] == {}
     valid = {source_key(s) for s in read_lines(tmp_path / "d" / "valid.src.txt")}
@@ -223,8 +249,11 @@ def test_a_failed_rerun_leaves_the_previous_directory_as_it_was(tsv_dir, tmp_pat
     prepare(PrepareOptions(out=tmp_path / "d", corpus=str(corpus), **SMALL))
     before = {p.name: p.read_bytes() for p in (tmp_path / "d").iterdir()}
     with pytest.raises(DataError):
-        prepare(PrepareOptions(out=tmp_path / "d", corpus=str(corpus),
-                               **{**SMALL, "vocab_size": 50_000}))  # fmt: skip
+        prepare(
+            PrepareOptions(
+                out=tmp_path / "d", corpus=str(corpus), **{**SMALL, "vocab_size": 50_000}
+            )
+        )
     assert {p.name: p.read_bytes() for p in (tmp_path / "d").iterdir()} == before
     assert len(ParallelData(tmp_path / "d", "train")) > 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d"]  # nothing left beside it

@@ -3,6 +3,7 @@
 import pytest
 
 from aiayn.cli import main
+from aiayn.config import DecodeConfig
 
 
 @pytest.fixture
@@ -13,8 +14,22 @@ def run(tiny_run):
 def test_nbest_output(run, tmp_path, capsys):
     src = tmp_path / "in.txt"
     src.write_text("The dog sees a cat.\n\nThe old man reads a book.\n")
-    assert main(["translate", "--model", str(run), "--input", str(src), "--nbest", "3",
-                 "--max-len-b", "5"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "translate",
+                "--model",
+                str(run),
+                "--input",
+                str(src),
+                "--nbest",
+                "3",
+                "--max-len-b",
+                "5",
+            ]
+        )
+        == 0
+    )
     lines = capsys.readouterr().out.splitlines()
     fields = [line.split(" ||| ") for line in lines]
     assert all(len(f) == 3 for f in fields)
@@ -29,18 +44,50 @@ def test_beam_and_greedy_from_the_command_line(run, tmp_path, capsys):
     src.write_text("The dog sees a cat.\nThe old man reads a book.\n")
     outputs = {}
     for beam in ("1", "4"):
-        assert main(["translate", "--model", str(run), "--input", str(src), "--beam", beam,
-                     "--output", str(tmp_path / f"b{beam}.txt")]) == 0  # fmt: skip
+        assert (
+            main(
+                [
+                    "translate",
+                    "--model",
+                    str(run),
+                    "--input",
+                    str(src),
+                    "--beam",
+                    beam,
+                    "--output",
+                    str(tmp_path / f"b{beam}.txt"),
+                ]
+            )
+            == 0
+        )
         outputs[beam] = (tmp_path / f"b{beam}.txt").read_text().splitlines()
     assert len(outputs["1"]) == len(outputs["4"]) == 2
-    assert main(["translate", "--model", str(run), "--input", str(src), "--nbest", "5",
-                 "--beam", "4"]) == 2  # fmt: skip
-    assert "need 1 <= --nbest (5) <= --beam (4)" in capsys.readouterr().err
+    assert (
+        main(["translate", "--model", str(run), "--input", str(src), "--nbest", "5", "--beam", "4"])
+        == 2
+    )
+    assert "need 1 <= nbest (5) <= beam (4)" in capsys.readouterr().err
 
 
 def test_evaluate_reports_the_search(run, tiny_data, capsys):
-    assert main(["evaluate", "--model", str(run), "--data", str(tiny_data), "--beam", "2",
-                 "--length-penalty", "power", "--alpha", "1.0"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "evaluate",
+                "--model",
+                str(run),
+                "--data",
+                str(tiny_data),
+                "--beam",
+                "2",
+                "--length-penalty",
+                "power",
+                "--alpha",
+                "1.0",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "beam 2, power alpha 1.0" in out and "BLEU" in out and "chrF" in out
 
@@ -50,20 +97,60 @@ def test_sampling_and_bf16_from_the_command_line(run, tmp_path, capsys):
     src.write_text("The dog sees a cat.\nThe old man reads a book.\n")
     outs = []
     for _ in range(2):
-        assert main(["translate", "--model", str(run), "--input", str(src), "--sample",
-                     "--top-p", "0.9", "--seed", "5", "--max-len-b", "8"]) == 0  # fmt: skip
+        assert (
+            main(
+                [
+                    "translate",
+                    "--model",
+                    str(run),
+                    "--input",
+                    str(src),
+                    "--sample",
+                    "--top-p",
+                    "0.9",
+                    "--seed",
+                    "5",
+                    "--max-len-b",
+                    "8",
+                ]
+            )
+            == 0
+        )
         outs.append(capsys.readouterr().out)
     assert outs[0] == outs[1] and len(outs[0].splitlines()) == 2
-    assert main(["translate", "--model", str(run), "--input", str(src), "--precision", "bf16",
-                 "--max-len-b", "8"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "translate",
+                "--model",
+                str(run),
+                "--input",
+                str(src),
+                "--precision",
+                "bf16",
+                "--max-len-b",
+                "8",
+            ]
+        )
+        == 0
+    )
     assert len(capsys.readouterr().out.splitlines()) == 2
 
 
 def test_over_long_lines_follow_the_named_policy(run, tmp_path, capsys):
     src = tmp_path / "in.txt"
     src.write_text("The dog sees a cat.\n" + "the old man reads a book " * 20 + "\n")
-    args = ["translate", "--model", str(run), "--input", str(src), "--max-input-tokens", "40",
-            "--max-len-b", "4"]  # fmt: skip
+    args = [
+        "translate",
+        "--model",
+        str(run),
+        "--input",
+        str(src),
+        "--max-input-tokens",
+        "40",
+        "--max-len-b",
+        "4",
+    ]
     assert main([*args, "--too-long", "truncate"]) == 0
     captured = capsys.readouterr()
     assert "1 line(s) longer than 40 pieces (line 2): truncated" in captured.err
@@ -83,8 +170,24 @@ def test_the_stopping_rule_and_int8_on_the_command_line():
     parser = argparse.ArgumentParser()
     translate.add_decoding(parser)
     args = parser.parse_args(["--model", "m", "--stop", "k-finished", "--precision", "int8"])
-    assert translate.beam_options(args).stop == "k-finished"
-    assert args.precision == "int8"
-    assert translate.beam_options(parser.parse_args(["--model", "m"])).stop == "bound"
+    cfg = translate.decode_config(args)
+    assert (cfg.stop, cfg.precision) == ("k-finished", "int8")
+    assert translate.decode_config(parser.parse_args(["--model", "m"])).stop == "bound"
     with pytest.raises(SystemExit):
         parser.parse_args(["--model", "m", "--stop", "early"])
+
+
+def test_the_command_line_and_the_server_take_their_defaults_from_decode_config():
+    """One home for decoding settings: with no options, every command gives DecodeConfig()."""
+    import argparse
+
+    from aiayn.commands import translate
+    from aiayn.serve.app import TranslateRequest
+
+    commands = argparse.ArgumentParser().add_subparsers(dest="command")
+    translate.add(commands)
+    for command in ("translate", "evaluate"):
+        args = commands.choices[command].parse_args(["--model", "m"])
+        assert translate.decode_config(args) == DecodeConfig(), command
+    request = TranslateRequest(text="a")
+    assert (request.beam, request.nbest) == (DecodeConfig().beam, DecodeConfig().nbest)

@@ -5,7 +5,8 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-from aiayn.decode.beam import BeamOptions, beam_search
+from aiayn.config import DecodeConfig
+from aiayn.decode.beam import beam_search
 from aiayn.decode.greedy import greedy_decode
 from tests.train.test_learns import reverse_batch, train_reversal
 
@@ -67,7 +68,7 @@ class Uncached:
 
 
 def beam4(model, src):
-    return [[h.tokens for h in hyps] for hyps in beam_search(model, src, BeamOptions(nbest=4))]
+    return [[h.tokens for h in hyps] for hyps in beam_search(model, src, DecodeConfig(nbest=4))]
 
 
 def test_cached_and_uncached_decoding_agree(model, sources):
@@ -89,5 +90,5 @@ def test_a_sentence_decodes_alone_as_in_a_batch(model, sources):
 
 
 def test_beam_one_is_greedy_on_a_real_model(model, sources):
-    one = beam_search(model, sources, BeamOptions(beam=1, penalty="none"))
+    one = beam_search(model, sources, DecodeConfig(beam=1, length_penalty="none"))
     assert [h[0].tokens for h in one] == greedy_decode(model, sources)

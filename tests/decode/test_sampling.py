@@ -3,8 +3,9 @@ import math
 import pytest
 import torch
 
+from aiayn.config import DecodeConfig
 from aiayn.decode.greedy import greedy_decode
-from aiayn.decode.sampling import SamplingOptions, filter_logits, sample_decode
+from aiayn.decode.sampling import filter_logits, sample_decode
 from tests.conftest import padded_batch, tiny_model
 
 
@@ -24,19 +25,18 @@ def test_top_k_one_is_greedy_and_seeds_repeat():
     model = tiny_model(seed=71)
     src = padded_batch([6, 4, 8], model.cfg, seed=1)
     src[0, 5], src[1, 3], src[2, 7] = 2, 2, 2  # end each with eos
-    assert sample_decode(model, src, SamplingOptions(top_k=1, max_len_b=10)) == greedy_decode(
-        model, src, b=10
-    )
-    a = sample_decode(model, src, SamplingOptions(seed=3, max_len_b=10))
-    assert a == sample_decode(model, src, SamplingOptions(seed=3, max_len_b=10))
-    assert a != sample_decode(model, src, SamplingOptions(seed=4, max_len_b=10))
+    top_1 = DecodeConfig(top_k=1, max_len_b=10)
+    assert sample_decode(model, src, top_1) == greedy_decode(model, src, top_1)
+    a = sample_decode(model, src, DecodeConfig(seed=3, max_len_b=10))
+    assert a == sample_decode(model, src, DecodeConfig(seed=3, max_len_b=10))
+    assert a != sample_decode(model, src, DecodeConfig(seed=4, max_len_b=10))
 
 
 def test_bad_sampling_options():
     with pytest.raises(ValueError, match="temperature > 0"):
-        SamplingOptions(temperature=0)
+        DecodeConfig(temperature=0)
     with pytest.raises(ValueError, match="0 < top_p <= 1"):
-        SamplingOptions(top_p=0)
+        DecodeConfig(top_p=0)
 
 
 def test_a_sampled_line_does_not_depend_on_its_batch_mates():
@@ -46,7 +46,7 @@ def test_a_sampled_line_does_not_depend_on_its_batch_mates():
     src = padded_batch([6, 4, 8, 5], model.cfg, seed=2)
     for row, n in enumerate([6, 4, 8, 5]):
         src[row, n - 1] = 2  # end each with eos
-    opts = SamplingOptions(seed=5, max_len_b=12)
+    opts = DecodeConfig(seed=5, max_len_b=12)
     together = sample_decode(model, src, opts, lines=[10, 11, 12, 13])
     assert len({tuple(x) for x in together}) > 1, "the samples should differ from each other"
     for row in range(4):
@@ -59,13 +59,12 @@ def test_a_sampled_line_does_not_depend_on_its_batch_mates():
 
 
 def test_translating_in_other_batches_gives_the_same_samples(tiny_run):
-    from aiayn.decode.sampling import Sampler
-    from aiayn.decode.translate import InputLimits, load_translator, translate_lines
+    from aiayn.decode.translate import load_translator, translate_lines
 
     model, tokenizer = load_translator(tiny_run)
     lines = ["a b c d", "e f", "a a b b c c", "d e f a", "b"]
-    sampler = Sampler(SamplingOptions(seed=1, max_len_b=8))
-    one_batch = translate_lines(model, tokenizer, lines, sampler, InputLimits(max_tokens=4096))
-    one_each = translate_lines(model, tokenizer, lines, sampler, InputLimits(max_tokens=8))
+    sampling = DecodeConfig(sample=True, seed=1, max_len_b=8)
+    one_batch = translate_lines(model, tokenizer, lines, sampling.replace(max_tokens=4096))
+    one_each = translate_lines(model, tokenizer, lines, sampling.replace(max_tokens=8))
     assert len(set(one_batch)) > 1, "the samples should differ from each other"
     assert one_batch == one_each

@@ -10,7 +10,8 @@ import math
 import pytest
 
 import tests.decode.test_beam as scripted
-from aiayn.decode.beam import BeamOptions, beam_search
+from aiayn.config import DecodeConfig
+from aiayn.decode.beam import beam_search
 from tests.decode.test_beam import EOS, SRC, A, B, ScriptedModel
 
 # "a a a" is the best translation under |Y|^1 (log .2835 / 4 = -0.315), but "b" and "" end
@@ -40,18 +41,18 @@ def script(monkeypatch):
 
 
 def search(model=None, **options):
-    return beam_search(model or ScriptedModel(), SRC, BeamOptions(beam=2, **options))[0]
+    return beam_search(model or ScriptedModel(), SRC, DecodeConfig(beam=2, **options))[0]
 
 
 def test_the_papers_rule_finds_the_longer_better_translation():
-    bound = search(stop="bound", penalty="power", alpha=1.0, nbest=2)
+    bound = search(stop="bound", length_penalty="power", alpha=1.0, nbest=2)
     assert [h.tokens for h in bound] == [[A, A, A], [B]]
     assert bound[0].score == pytest.approx(math.log(0.35 * 0.9 * 0.9) / 4)
     assert bound[1].score == pytest.approx(math.log(0.25 * 0.9) / 2)
 
 
 def test_stopping_at_k_finished_keeps_the_short_one():
-    first_k = search(stop="k-finished", penalty="power", alpha=1.0, nbest=2)
+    first_k = search(stop="k-finished", length_penalty="power", alpha=1.0, nbest=2)
     assert [h.tokens for h in first_k] == [[B], []]
     assert first_k[0].score == pytest.approx(math.log(0.25 * 0.9) / 2)
 
@@ -60,16 +61,16 @@ def test_without_a_penalty_the_bound_stops_as_soon_as_nothing_can_win():
     # After step 1 "" has log P log .4; every live hypothesis is already below it, and log P
     # only falls: the search ends after one step, where k-finished needs a second.
     bound, first_k = CountingModel(), CountingModel()
-    assert [h.tokens for h in search(bound, stop="bound", penalty="none")] == [[]]
-    assert [h.tokens for h in search(first_k, stop="k-finished", penalty="none")] == [[]]
+    assert [h.tokens for h in search(bound, stop="bound", length_penalty="none")] == [[]]
+    assert [h.tokens for h in search(first_k, stop="k-finished", length_penalty="none")] == [[]]
     assert (bound.steps, first_k.steps) == (1, 2)
 
 
 def test_the_bound_serves_the_nth_best_for_nbest():
     # The second best needs "a a a" (log .2835), which k-finished never reaches: it stops with
     # "b" (log .225) in second place.
-    bound = search(stop="bound", penalty="none", nbest=2)
-    first_k = search(stop="k-finished", penalty="none", nbest=2)
+    bound = search(stop="bound", length_penalty="none", nbest=2)
+    first_k = search(stop="k-finished", length_penalty="none", nbest=2)
     assert [h.tokens for h in bound] == [[], [A, A, A]]
     assert [h.tokens for h in first_k] == [[], [B]]
 
@@ -78,9 +79,9 @@ def test_the_bound_never_stops_while_a_live_hypothesis_can_still_win():
     """Against exhaustive search over the script: with a beam wide enough to keep every live
     hypothesis, the bound rule returns the true best under each length penalty."""
     for penalty, alpha in (("none", 0.0), ("power", 1.0), ("gnmt", 0.6), ("gnmt", 2.0)):
-        hyp = beam_search(ScriptedModel(), SRC, BeamOptions(beam=6, penalty=penalty, alpha=alpha))[
-            0
-        ][0]
+        hyp = beam_search(
+            ScriptedModel(), SRC, DecodeConfig(beam=6, length_penalty=penalty, alpha=alpha)
+        )[0][0]
         assert hyp.tokens == exhaustive_best(penalty, alpha), (penalty, alpha)
 
 
@@ -102,9 +103,9 @@ def exhaustive_best(penalty: str, alpha: float) -> list[int]:
 
 def test_an_unknown_rule_is_refused():
     with pytest.raises(ValueError, match="unknown stopping rule 'early'"):
-        BeamOptions(stop="early")
+        DecodeConfig(stop="early")
     with pytest.raises(ValueError, match=r"need 1 <= nbest \(3\) <= beam \(2\)"):
-        BeamOptions(beam=2, nbest=3)
+        DecodeConfig(beam=2, nbest=3)
 
 
 def test_both_rules_give_finished_hypotheses_best_first():
@@ -115,6 +116,6 @@ def test_both_rules_give_finished_hypotheses_best_first():
     model = tiny_model(seed=5)
     src = padded_batch([5, 3], model.cfg, seed=9)
     for stop in ("bound", "k-finished"):
-        for hyps in beam_search(model, src, BeamOptions(beam=3, nbest=3, max_len_b=6, stop=stop)):
+        for hyps in beam_search(model, src, DecodeConfig(beam=3, nbest=3, max_len_b=6, stop=stop)):
             assert len(hyps) == 3 and all(len(h.tokens) < 5 + 6 for h in hyps)
             assert [h.score for h in hyps] == sorted((h.score for h in hyps), reverse=True)

@@ -6,9 +6,9 @@ import pytest
 import torch
 
 from aiayn.cli import main
+from aiayn.config import DecodeConfig
 from aiayn.data.vocab import Tokenizer
-from aiayn.decode.beam import BeamOptions
-from aiayn.decode.translate import beam_decoder, load_translator, translate_lines
+from aiayn.decode.translate import load_translator, translate_lines
 from aiayn.engines.ctranslate2 import CTranslate2Engine
 from aiayn.evaluate import score
 from aiayn.export.ctranslate2 import export_ctranslate2
@@ -25,8 +25,24 @@ def exported(tiny_run, tmp_path_factory):
 def test_greedy_translations_of_the_test_split_are_ours(tiny_run, tiny_data, exported, tmp_path):
     src = tiny_data / "test.src.txt"
     for engine, model in (("aiayn", tiny_run), ("ctranslate2", exported)):
-        assert main(["translate", "--model", str(model), "--engine", engine, "--beam", "1",
-                     "--input", str(src), "--output", str(tmp_path / engine)]) == 0  # fmt: skip
+        assert (
+            main(
+                [
+                    "translate",
+                    "--model",
+                    str(model),
+                    "--engine",
+                    engine,
+                    "--beam",
+                    "1",
+                    "--input",
+                    str(src),
+                    "--output",
+                    str(tmp_path / engine),
+                ]
+            )
+            == 0
+        )
     ours = (tmp_path / "aiayn").read_text().splitlines()
     theirs = (tmp_path / "ctranslate2").read_text().splitlines()
     assert len(ours) == len(src.read_text().splitlines()) > 10
@@ -37,9 +53,9 @@ def test_greedy_translations_of_the_test_split_are_ours(tiny_run, tiny_data, exp
 def test_beam_bleu_matches_ours_with_the_power_penalty(tiny_run, tiny_data, exported):
     lines = (tiny_data / "test.src.txt").read_text().splitlines()
     refs = [(tiny_data / "test.tgt.txt").read_text().splitlines()]
-    opts = BeamOptions(beam=4, penalty="power", alpha=0.6)
+    opts = DecodeConfig(beam=4, length_penalty="power", alpha=0.6)
     model, tokenizer = load_translator(tiny_run)
-    ours = score(translate_lines(model, tokenizer, lines, beam_decoder(opts)), refs)
+    ours = score(translate_lines(model, tokenizer, lines, opts), refs)
     theirs = score(CTranslate2Engine(exported).translate(lines, opts), refs)
     assert abs(ours.bleu - theirs.bleu) <= 0.2
 
@@ -62,20 +78,44 @@ def test_layouts_survive_the_export(layout, tiny_run, tiny_data, tmp_path):
     shutil.copyfile(tiny_data / "spm.model", tmp_path / "ours" / "spm.model")
     export_ctranslate2(tmp_path / "ours", tmp_path / "ct2")
     lines = (tiny_data / "test.src.txt").read_text().splitlines()
-    opts = BeamOptions(beam=1, max_len_b=7)
+    opts = DecodeConfig(beam=1, max_len_b=7)
     with torch.no_grad():
-        ours = translate_lines(model, Tokenizer(tiny_data), lines, beam_decoder(opts))
+        ours = translate_lines(model, Tokenizer(tiny_data), lines, opts)
     assert CTranslate2Engine(tmp_path / "ct2").translate(lines, opts) == ours
     assert len(set(ours)) > 1
 
 
 def test_the_gnmt_penalty_is_refused_by_name(exported, tmp_path, capsys):
     (tmp_path / "in.txt").write_text("The dog sees a cat.\n")
-    assert main(["translate", "--model", str(exported), "--engine", "ctranslate2",
-                 "--input", str(tmp_path / "in.txt")]) == 2  # fmt: skip
+    assert (
+        main(
+            [
+                "translate",
+                "--model",
+                str(exported),
+                "--engine",
+                "ctranslate2",
+                "--input",
+                str(tmp_path / "in.txt"),
+            ]
+        )
+        == 2
+    )
     assert "--length-penalty power" in capsys.readouterr().err
-    assert main(["translate", "--model", str(tmp_path), "--engine", "ctranslate2",
-                 "--input", str(tmp_path / "in.txt")]) == 2  # fmt: skip
+    assert (
+        main(
+            [
+                "translate",
+                "--model",
+                str(tmp_path),
+                "--engine",
+                "ctranslate2",
+                "--input",
+                str(tmp_path / "in.txt"),
+            ]
+        )
+        == 2
+    )
     assert "model.bin: missing" in capsys.readouterr().err
 
 
@@ -85,7 +125,9 @@ def test_serve_with_the_ctranslate2_engine(exported):
     from aiayn.serve.app import create_app
 
     texts = ["The dog sees a cat.", "The old man reads a book."]
-    expected = CTranslate2Engine(exported).translate(texts, BeamOptions(beam=2, penalty="power"))
+    expected = CTranslate2Engine(exported).translate(
+        texts, DecodeConfig(beam=2, length_penalty="power")
+    )
     with TestClient(create_app(exported, engine="ctranslate2")) as client:
         got = client.post("/translate", json={"text": texts, "beam": 2}).json()["translations"]
         assert [g["text"] for g in got] == expected

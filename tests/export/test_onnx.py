@@ -27,8 +27,9 @@ def test_encoder_and_ten_cached_steps_match_pytorch(tiny_run, exported):
         with torch.no_grad():
             cache = ours.init_cache(ours.encode(src))
         theirs = onnx.init_cache(onnx.encode(src))
-        for mine, other in zip(cache.cross_k + cache.cross_v, theirs.cross_k + theirs.cross_v,
-                               strict=True):  # fmt: skip
+        for mine, other in zip(
+            cache.cross_k + cache.cross_v, theirs.cross_k + theirs.cross_v, strict=True
+        ):
             torch.testing.assert_close(other, mine, rtol=0, atol=1e-4)
         step = torch.full((len(lengths), 1), ours.cfg.bos_id)
         for _ in range(10):
@@ -45,9 +46,28 @@ def test_encoder_and_ten_cached_steps_match_pytorch(tiny_run, exported):
 def test_engine_onnx_translates_as_we_do(beam, tiny_run, tiny_data, exported, tmp_path):
     src = tiny_data / "test.src.txt"
     for engine, model in (("aiayn", tiny_run), ("onnx", exported)):
-        assert main(["translate", "--model", str(model), "--engine", engine, "--beam", beam,
-                     "--nbest", "1", "--max-len-b", "6", "--input", str(src),
-                     "--output", str(tmp_path / engine)]) == 0  # fmt: skip
+        assert (
+            main(
+                [
+                    "translate",
+                    "--model",
+                    str(model),
+                    "--engine",
+                    engine,
+                    "--beam",
+                    beam,
+                    "--nbest",
+                    "1",
+                    "--max-len-b",
+                    "6",
+                    "--input",
+                    str(src),
+                    "--output",
+                    str(tmp_path / engine),
+                ]
+            )
+            == 0
+        )
     ours = (tmp_path / "aiayn").read_text().splitlines()
     assert (tmp_path / "onnx").read_text().splitlines() == ours
     assert len(ours) == len(src.read_text().splitlines())
@@ -58,7 +78,9 @@ def test_graphs_state_their_opset_and_dynamic_axes(exported):
 
     graph = onnx.load(str(exported / "decoder_step.onnx"))
     assert {o.domain: o.version for o in graph.opset_import}[""] == 18
-    dims = {i.name: [d.dim_param or d.dim_value for d in i.type.tensor_type.shape.dim]
-            for i in graph.graph.input}  # fmt: skip
+    dims = {
+        i.name: [d.dim_param or d.dim_value for d in i.type.tensor_type.shape.dim]
+        for i in graph.graph.input
+    }
     assert isinstance(dims["self_k"][3], str) and isinstance(dims["tgt"][0], str)
     assert dims["self_k"][0] == OnnxModel(exported).cfg.n_decoder_layers  # N is fixed

@@ -19,8 +19,8 @@ SENTENCES = ["The dog sees a cat.", "The old man reads a big red book and the tr
 def marian_dir(tiny_data, out, **changes):
     """A random Marian model in Marian's conventions: eos 0, unk 1, pad last; its
     SentencePiece model is the tiny data's."""
-    sp = Tokenizer(tiny_data).sp
-    pieces = ["</s>", "<unk>"] + [sp.id_to_piece(i) for i in range(4, sp.get_piece_size())]
+    tokenizer = Tokenizer(tiny_data)
+    pieces = ["</s>", "<unk>", *tokenizer.pieces(range(4, tokenizer.vocab_size))]
     V = len(pieces) + 1
     torch.manual_seed(0)
     sizes = {
@@ -32,10 +32,16 @@ def marian_dir(tiny_data, out, **changes):
         "encoder_attention_heads": 4,
         "decoder_attention_heads": 4,
     }
-    conventions = {"pad_token_id": V - 1, "eos_token_id": 0, "decoder_start_token_id": V - 1,
-                   "scale_embedding": True, "activation_function": "swish"}  # fmt: skip
-    config = MarianConfig(vocab_size=V, max_position_embeddings=64,
-                          **(sizes | conventions | changes))  # fmt: skip
+    conventions = {
+        "pad_token_id": V - 1,
+        "eos_token_id": 0,
+        "decoder_start_token_id": V - 1,
+        "scale_embedding": True,
+        "activation_function": "swish",
+    }
+    config = MarianConfig(
+        vocab_size=V, max_position_embeddings=64, **(sizes | conventions | changes)
+    )
     config._attn_implementation = "eager"
     model = MarianMTModel(config).eval()
     with torch.no_grad():
@@ -58,10 +64,10 @@ def test_same_logits_and_ids_as_hugging_face(tiny_data, tmp_path):
     ours = Transformer.load(tmp_path / "ours").eval()
     tokenizer = Tokenizer(tmp_path / "ours")
     rows = torch.tensor(permutation(marian.config.to_dict()))  # Marian's row of our ids 1..
-    sp = Tokenizer(tiny_data).sp
+    original = Tokenizer(tiny_data)  # Marian's own: pieces looked up in vocab.json
     for text in SENTENCES:
         mine = tokenizer.encode([text])[0]
-        theirs = [vocab[p] for p in sp.encode(text, out_type=str)]
+        theirs = [vocab[p] for p in original.pieces(original.encode([text])[0])]
         assert rows[torch.tensor(mine) - 1].tolist() == theirs
         assert tokenizer.decode([mine])[0] == text
     src_ours = torch.tensor([tokenizer.encode([SENTENCES[1]])[0] + [ours.cfg.eos_id]])
@@ -76,8 +82,20 @@ def test_translate_runs_on_the_imported_directory(tiny_data, tmp_path, capsys):
     marian_dir(tiny_data, tmp_path / "marian")
     import_marian(tmp_path / "marian", tmp_path / "ours")
     (tmp_path / "in.txt").write_text("\n".join(SENTENCES) + "\n")
-    assert main(["translate", "--model", str(tmp_path / "ours"), "--input",
-                 str(tmp_path / "in.txt"), "--max-len-b", "5"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "translate",
+                "--model",
+                str(tmp_path / "ours"),
+                "--input",
+                str(tmp_path / "in.txt"),
+                "--max-len-b",
+                "5",
+            ]
+        )
+        == 0
+    )
     assert len(capsys.readouterr().out.splitlines()) == 2
 
 

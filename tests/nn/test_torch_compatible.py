@@ -38,18 +38,21 @@ def masks():
     return {
         "bool": {"tgt_mask": causal_bool},
         "float": {"tgt_mask": tnn.Transformer.generate_square_subsequent_mask(T) + bias},
-        "is_causal": {"tgt_mask": tnn.Transformer.generate_square_subsequent_mask(T),
-                      "tgt_is_causal": True},
+        "is_causal": {
+            "tgt_mask": tnn.Transformer.generate_square_subsequent_mask(T),
+            "tgt_is_causal": True,
+        },
         "per-head": {"tgt_mask": causal_bool.repeat(B * H, 1, 1)},
         "none": {},
-    }  # fmt: skip
+    }
 
 
 @pytest.mark.parametrize("mask_kind", list(masks()))
 @pytest.mark.parametrize(
-    ("norm_first", "batch_first"), [(False, False), (True, True)],
+    ("norm_first", "batch_first"),
+    [(False, False), (True, True)],
     ids=["post-norm-seq-first", "pre-norm-batch-first"],
-)  # fmt: skip
+)
 def test_same_outputs_as_torch_nn(mask_kind, norm_first, batch_first):
     theirs, ours = pair(norm_first, batch_first, "gelu" if norm_first else "relu")
     src, tgt, pad = inputs(batch_first)
@@ -65,8 +68,11 @@ def test_float_key_padding_and_memory_masks():
     float_pad = torch.zeros(B, S).masked_fill(pad, float("-inf"))
     memory_mask = torch.zeros(T, S, dtype=torch.bool)
     memory_mask[:, 1] = True  # no target position may see source position 1
-    kw = {"src_key_padding_mask": float_pad, "memory_mask": memory_mask,
-          "memory_key_padding_mask": pad}  # fmt: skip
+    kw = {
+        "src_key_padding_mask": float_pad,
+        "memory_mask": memory_mask,
+        "memory_key_padding_mask": pad,
+    }
     with torch.no_grad():
         torch.testing.assert_close(ours(src, tgt, **kw), theirs(src, tgt, **kw), rtol=0, atol=1e-5)
 
@@ -92,15 +98,17 @@ def test_attention_weights_on_request():
     src, tgt, pad = inputs(True)
     with torch.no_grad():
         memory, enc_w = ours.encoder(src, src_key_padding_mask=pad, need_weights=True)
-        out, dec_w = ours.decoder(tgt, memory, tgt_is_causal=True,
-                                  memory_key_padding_mask=pad, need_weights=True)  # fmt: skip
+        out, dec_w = ours.decoder(
+            tgt, memory, tgt_is_causal=True, memory_key_padding_mask=pad, need_weights=True
+        )
     assert len(enc_w) == len(dec_w) == 2 and enc_w[0].shape == (B, H, S, S)
     self_w, cross_w = dec_w[0]
     torch.testing.assert_close(cross_w.sum(-1), torch.ones(B, H, T))
     assert cross_w[0, :, :, 5:].abs().max() == 0  # padding gets no weight
     assert self_w[:, :, 0, 1:].abs().max() == 0  # the first step sees only itself
-    torch.testing.assert_close(out, ours.decoder(tgt, memory, tgt_is_causal=True,
-                                                 memory_key_padding_mask=pad))  # fmt: skip
+    torch.testing.assert_close(
+        out, ours.decoder(tgt, memory, tgt_is_causal=True, memory_key_padding_mask=pad)
+    )
 
 
 def test_layers_alone_match_and_keys_are_torchs():

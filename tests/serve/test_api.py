@@ -30,14 +30,17 @@ def test_one_text_and_a_list(client):
     texts = ["The dog sees a cat.", "The old man reads.", ""]
     many = client.post("/translate", json={"text": texts, "beam": 2}).json()["translations"]
     assert len(many) == 3 and many[2]["text"] == ""
-    alone = [client.post("/translate", json={"text": t, "beam": 2}).json()["translations"][0]
-             for t in texts]  # fmt: skip
+    alone = [
+        client.post("/translate", json={"text": t, "beam": 2}).json()["translations"][0]
+        for t in texts
+    ]
     assert [m["text"] for m in many] == [a["text"] for a in alone]
 
 
 def test_nbest_and_attention(client):
-    body = client.post("/translate", json={"text": "The dog sees a cat.", "beam": 3, "nbest": 3,
-                                           "attention": True}).json()  # fmt: skip
+    body = client.post(
+        "/translate", json={"text": "The dog sees a cat.", "beam": 3, "nbest": 3, "attention": True}
+    ).json()
     item = body["translations"][0]
     scores = [h["score"] for h in item["nbest"]]
     assert len(scores) == 3 and scores == sorted(scores, reverse=True)
@@ -65,8 +68,9 @@ def test_limits_and_bad_requests(client, body, status, message):
 
 
 def test_invalid_json(client):
-    response = client.post("/translate", content=b"{not json",
-                           headers={"Content-Type": "application/json"})  # fmt: skip
+    response = client.post(
+        "/translate", content=b"{not json", headers={"Content-Type": "application/json"}
+    )
     assert response.status_code == 422 and "invalid request" in response.json()["detail"]
 
 

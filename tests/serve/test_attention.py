@@ -31,5 +31,5 @@ def test_attention_is_read_in_the_model_thread_without_a_second_search(tiny_run,
     assert threads and all(t.startswith("aiayn-model") for t in searches + threads)
     att = item["attention"]
     assert att["target"][-1] == "</s>" and len(att["cross"]) == len(att["target"])
-    pieces = Tokenizer(model_dir(tiny_run)).sp.decode_pieces(att["target"][:-1])
-    assert pieces == item["text"]  # the matrix is that of the translation returned
+    text = Tokenizer(model_dir(tiny_run)).join(att["target"][:-1])
+    assert text == item["text"]  # the matrix is that of the translation returned

@@ -1,4 +1,7 @@
-"""The server for real, on loopback: a bounded load test and the page in headless Chromium."""
+"""The server for real, on loopback: a bounded load test and the page in headless Chromium.
+
+Slow (a 30 s load; a browser): marked `slow`, so `pytest -q` leaves them out and `make test`
+runs them (pytest -m slow runs only these)."""
 
 import asyncio
 import os
@@ -6,12 +9,19 @@ import shutil
 
 import httpx
 import pytest
-
-from tests.serve.live import CHROMIUM_FLAGS, hammer, live_server
+from live import CHROMIUM_FLAGS, hammer, live_server
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-SENTENCES = ["The dog sees a cat.", "The old man reads a book.", "A red tree is green.",
-             "The woman sees the big house.", "A small cat reads."]  # fmt: skip
+SENTENCES = [
+    "The dog sees a cat.",
+    "The old man reads a book.",
+    "A red tree is green.",
+    "The woman sees the big house.",
+    "A small cat reads.",
+]
+
+
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
@@ -23,10 +33,11 @@ def test_64_concurrent_clients_get_correct_answers_without_errors(run):
     seconds = float(os.environ.get("AIAYN_LOAD_SECONDS", "30"))
     with live_server(run) as url:
         expected = {
-            s: httpx.post(f"{url}/translate", json={"text": s}, timeout=60).json()[
-                "translations"][0]["text"]
+            s: httpx.post(f"{url}/translate", json={"text": s}, timeout=60).json()["translations"][
+                0
+            ]["text"]
             for s in SENTENCES
-        }  # fmt: skip
+        }
         result = asyncio.run(hammer(url, expected, clients=64, seconds=seconds))
         batches = httpx.get(f"{url}/health").json()["batches"]
     print(result)
@@ -41,8 +52,9 @@ def test_the_page_translates_and_draws_the_heatmap_in_chromium(run, tmp_path):
     assert os.path.exists(CHROMIUM), "headless Chromium is needed: apt-get install chromium"
     sentence = SENTENCES[0]
     with live_server(run) as url, sync_playwright() as p:
-        api = httpx.post(f"{url}/translate", json={"text": sentence, "attention": True},
-                         timeout=60).json()["translations"][0]  # fmt: skip
+        api = httpx.post(
+            f"{url}/translate", json={"text": sentence, "attention": True}, timeout=60
+        ).json()["translations"][0]
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
         try:
             page = browser.new_page()

@@ -26,14 +26,25 @@ def test_unknown_settings_are_rejected_with_the_valid_ones(tiny_data, tmp_path, 
     assert code == 2
     err = capsys.readouterr().err
     assert "--set warmpu: unknown key" in err and "warmup" in err and "d_model" in err
-    assert main(["train", "--data", str(tiny_data), "--out", str(tmp_path),
-                 "--set", "warmup=x"]) == 2  # fmt: skip
+    assert (
+        main(["train", "--data", str(tiny_data), "--out", str(tmp_path), "--set", "warmup=x"]) == 2
+    )
     assert "expected a int" in capsys.readouterr().err
 
 
 def test_patience_stops_a_run_that_no_longer_improves(tiny_data, tmp_path):
-    args = ["train", "--data", str(tiny_data), "--out", str(tmp_path), *TINY_RUN,
-            "valid_every=2", "patience=2", "--max-steps", "50"]  # fmt: skip
+    args = [
+        "train",
+        "--data",
+        str(tiny_data),
+        "--out",
+        str(tmp_path),
+        *TINY_RUN,
+        "valid_every=2",
+        "patience=2",
+        "--max-steps",
+        "50",
+    ]
     assert main(args) == 0
     s = summary(tmp_path)
     valid = [r for r in read_metrics(tmp_path) if r["kind"] == "valid"]
@@ -44,8 +55,21 @@ def test_patience_stops_a_run_that_no_longer_improves(tiny_data, tmp_path):
 
 
 def test_max_epochs(tiny_data, tmp_path):
-    assert main(["train", "--data", str(tiny_data), "--out", str(tmp_path), *TINY_RUN,
-                 "--max-epochs", "1"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "train",
+                "--data",
+                str(tiny_data),
+                "--out",
+                str(tmp_path),
+                *TINY_RUN,
+                "--max-epochs",
+                "1",
+            ]
+        )
+        == 0
+    )
     s = summary(tmp_path)
     assert s["stopped_by"] == "max_epochs" and s["epochs"] == 1
 
@@ -63,8 +87,18 @@ def test_non_finite_losses_are_skipped_then_stop_the_run(tiny_data, tmp_path, mo
         return loss, nll
 
     monkeypatch.setattr(trainer_module, "projected_smoothed_loss", sometimes_nan)
-    args = ["train", "--data", str(tiny_data), "--out", str(tmp_path), *TINY_RUN,
-            "save_every=1", "max_bad_steps=3", "--max-steps", "20"]  # fmt: skip
+    args = [
+        "train",
+        "--data",
+        str(tiny_data),
+        "--out",
+        str(tmp_path),
+        *TINY_RUN,
+        "save_every=1",
+        "max_bad_steps=3",
+        "--max-steps",
+        "20",
+    ]
     assert main(args) == 3
     err = capsys.readouterr().err
     assert "non-finite loss, update skipped (1 in a row)" in err
@@ -78,8 +112,20 @@ def test_non_finite_losses_are_skipped_then_stop_the_run(tiny_data, tmp_path, mo
 
 
 def test_sigterm_saves_and_the_run_resumes(tiny_data, tmp_path):
-    args = [sys.executable, "-m", "aiayn", "train", "--data", str(tiny_data), "--out",
-            str(tmp_path), *TINY_RUN, "save_every=5", "--max-steps", "100000"]  # fmt: skip
+    args = [
+        sys.executable,
+        "-m",
+        "aiayn",
+        "train",
+        "--data",
+        str(tiny_data),
+        "--out",
+        str(tmp_path),
+        *TINY_RUN,
+        "save_every=5",
+        "--max-steps",
+        "100000",
+    ]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
     while layout.latest(tmp_path) is None:
@@ -92,15 +138,42 @@ def test_sigterm_saves_and_the_run_resumes(tiny_data, tmp_path):
     assert result["stopped_by"] == "signal"
     stopped_at = result["steps"]
     assert layout.latest(tmp_path).step == stopped_at  # saved where it stopped
-    assert main(["train", "--out", str(tmp_path), "--resume", "--no-progress",
-                 "--max-steps", str(stopped_at + 3)]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "train",
+                "--out",
+                str(tmp_path),
+                "--resume",
+                "--no-progress",
+                "--max-steps",
+                str(stopped_at + 3),
+            ]
+        )
+        == 0
+    )
     assert layout.latest(tmp_path).step == stopped_at + 3
 
 
 def test_average_is_the_mean_of_the_last_checkpoints(tiny_data, tmp_path, capsys):
     run = tmp_path / "run"
-    assert main(["train", "--data", str(tiny_data), "--out", str(run), *TINY_RUN,
-                 "save_every=1", "keep_last=3", "--max-steps", "4"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "train",
+                "--data",
+                str(tiny_data),
+                "--out",
+                str(run),
+                *TINY_RUN,
+                "save_every=1",
+                "keep_last=3",
+                "--max-steps",
+                "4",
+            ]
+        )
+        == 0
+    )
     kept = layout.list_checkpoints(run)
     assert [c.step for c in kept] == [2, 3, 4]  # keep_last
     assert main(["average", str(run), "--last", "2", "--out", str(tmp_path / "avg")]) == 0
@@ -120,8 +193,20 @@ def test_translate_and_evaluate_from_the_command_line(tiny_run, tiny_data, tmp_p
     assert "BLEU" in out and "nrefs:1" in out and "chrF" in out
     src = tmp_path / "in.txt"
     src.write_text("The dog sees a cat.\n\nThe old man reads.\n")
-    assert main(["translate", "--model", str(run), "--input", str(src),
-                 "--output", str(tmp_path / "out.txt")]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "translate",
+                "--model",
+                str(run),
+                "--input",
+                str(src),
+                "--output",
+                str(tmp_path / "out.txt"),
+            ]
+        )
+        == 0
+    )
     lines = (tmp_path / "out.txt").read_text().split("\n")
     assert len(lines) == 4 and lines[1] == "" and lines[3] == ""  # 3 lines, the empty one kept
     src.write_bytes(b"fine\n\xff\xfe bad\n")

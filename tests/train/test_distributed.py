@@ -8,9 +8,22 @@ import pytest
 
 from aiayn.train.metrics import read_metrics
 
-SETTINGS = ["--preset", "tiny", "--max-tokens", "160", "--max-steps", "8", "--no-progress",
-            "--set", "valid_every=0", "valid_bleu_sentences=8", "save_minutes=0", "log_every=1",
-            "warmup=20", "dropout=0.0"]  # fmt: skip
+SETTINGS = [
+    "--preset",
+    "tiny",
+    "--max-tokens",
+    "160",
+    "--max-steps",
+    "8",
+    "--no-progress",
+    "--set",
+    "valid_every=0",
+    "valid_bleu_sentences=8",
+    "save_minutes=0",
+    "log_every=1",
+    "warmup=20",
+    "dropout=0.0",
+]
 
 
 def files(run: Path) -> set[str]:
@@ -26,8 +39,10 @@ def test_two_gloo_processes_match_one_with_the_same_global_batch(tiny_data, tmp_
     common = ["-m", "aiayn", "train", "--data", str(tiny_data), *SETTINGS]
     single = subprocess.run(
         [sys.executable, *common, "--out", str(one), "--update-freq", "2"],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert single.returncode == 0, single.stderr
     launcher = [
         sys.executable,
@@ -39,8 +54,10 @@ def test_two_gloo_processes_match_one_with_the_same_global_batch(tiny_data, tmp_
     ]
     ddp = subprocess.run(
         [*launcher, *common, "--out", str(two), "--update-freq", "1"],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert ddp.returncode == 0, ddp.stderr
     a, b = train_losses(one), train_losses(two)
     assert len(a) == len(b) == 8

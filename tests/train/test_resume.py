@@ -74,8 +74,12 @@ sys.exit(main(sys.argv[1:]))
 
 def start(script: Path, args: list[str], marker: Path, pause: float) -> subprocess.Popen:
     env = {**os.environ, "MARKER": str(marker), "PAUSE": str(pause)}
-    return subprocess.Popen([sys.executable, str(script), *args], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    return subprocess.Popen(
+        [sys.executable, str(script), *args],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
 
 
 def wait_for(condition, timeout: float = 60.0) -> None:
@@ -149,8 +153,21 @@ def test_resume_refuses_another_batch_layout(tiny_data, tmp_path, capsys):
 
 
 def test_a_crash_between_moving_aside_and_renaming_in_is_repaired(tiny_data, tmp_path):
-    assert main(["train", "--data", str(tiny_data), "--out", str(tmp_path), *TINY_RUN,
-                 "--max-steps", "2"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "train",
+                "--data",
+                str(tiny_data),
+                "--out",
+                str(tmp_path),
+                *TINY_RUN,
+                "--max-steps",
+                "2",
+            ]
+        )
+        == 0
+    )
     last = layout.latest(tmp_path)
     aside = last.path.with_name(f".old-{last.path.name}-12345")
     last.path.rename(aside)  # as if killed right after moving the old one aside

@@ -23,8 +23,16 @@ from tests.train.test_resume import (
 # written to PIDS/<rank> (torchrun starts the processes, so the test cannot know them).
 PID_LINE = 'Path(os.environ["PIDS"], os.environ.get("RANK", "0")).write_text(str(os.getpid()))\n'
 SCRIPT = SLOW_WRITER.replace("write = ck._write_files", PID_LINE + "write = ck._write_files", 1)
-TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node",
-            "2", "--monitor-interval", "0.1"]  # fmt: skip
+TORCHRUN = [
+    sys.executable,
+    "-m",
+    "torch.distributed.run",
+    "--standalone",
+    "--nproc-per-node",
+    "2",
+    "--monitor-interval",
+    "0.1",
+]
 
 
 class Launcher:
@@ -39,11 +47,20 @@ class Launcher:
     def start(self, args: list[str], pause: float = 0.0) -> subprocess.Popen:
         for path in (self.marker, *self.pids.iterdir()):
             path.unlink(missing_ok=True)
-        env = {**os.environ, "MARKER": str(self.marker), "PAUSE": str(pause),
-               "PIDS": str(self.pids), "OMP_NUM_THREADS": "1"}  # fmt: skip
+        env = {
+            **os.environ,
+            "MARKER": str(self.marker),
+            "PAUSE": str(pause),
+            "PIDS": str(self.pids),
+            "OMP_NUM_THREADS": "1",
+        }
         head = TORCHRUN if self.processes > 1 else [sys.executable]
-        return subprocess.Popen([*head, str(self.script), *args], env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+        return subprocess.Popen(
+            [*head, str(self.script), *args],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
 
     def pid(self, rank: int) -> int:
         wait_for(lambda: (self.pids / str(rank)).is_file(), 900)
@@ -65,8 +82,12 @@ def kill_three_times_and_resume(tmp: Path, launcher: Launcher, args: list[str], 
             victim = launcher.pid(0)
         else:
             done = len(layout.list_checkpoints(run))
-            wait_for(lambda p=proc, d=done: p.poll() is not None
-                     or len(layout.list_checkpoints(run)) > d, 900)  # fmt: skip
+            wait_for(
+                lambda p=proc, d=done: (
+                    p.poll() is not None or len(layout.list_checkpoints(run)) > d
+                ),
+                900,
+            )
             time.sleep(rng.uniform(0.0, 0.1))
             victim = launcher.pid(attempt % launcher.processes)  # under torchrun: either rank
         if proc.poll() is None:
@@ -82,8 +103,17 @@ def kill_three_times_and_resume(tmp: Path, launcher: Launcher, args: list[str], 
 
 
 def test_sigkill_in_bf16_loses_nothing(tiny_data, tmp_path):
-    args = ["train", "--data", str(tiny_data), *TINY_RUN, "save_every=1", "--precision", "bf16",
-            "--max-steps", "30"]  # fmt: skip
+    args = [
+        "train",
+        "--data",
+        str(tiny_data),
+        *TINY_RUN,
+        "save_every=1",
+        "--precision",
+        "bf16",
+        "--max-steps",
+        "30",
+    ]
     kill_three_times_and_resume(tmp_path, Launcher(tmp_path, 1), args, 30)
 
 

@@ -17,6 +17,7 @@ from aiayn.data.meta import DataMeta
 from aiayn.train.distributed import Distributed
 from aiayn.train.metrics import read_metrics
 from aiayn.train.run import create_run
+from aiayn.train.step_stats import StopFlags
 from aiayn.train.trainer import Trainer
 from tests.conftest import TINY_RUN
 
@@ -73,6 +74,42 @@ def test_the_trainers_gradient_equals_an_fp32_autograd_reference(
     assert error < tolerance, f"{precision}: relative gradient error {error:.2e}"
     if precision == "bf16":
         assert error > 1e-6  # it did run in bf16: the result is not bitwise the fp32 one
+
+
+def test_an_update_sums_the_stats_of_all_processes_in_one_all_reduce(
+    tiny_data, tmp_path, monkeypatch
+):
+    """Two processes with the same batch, simulated by an all-reduce that doubles what it is
+    given: the loss per token is one process's, the tokens and flags are summed, and the
+    statistics and flags travel together (one all-reduce besides the tokens' own)."""
+    trainer = make_trainer(tiny_data, tmp_path / "run", "fp32")
+    batch = next(trainer.batches())
+    one = trainer.update([batch], StopFlags(save_due=True))
+    assert one.flags == StopFlags(save_due=True) and one.tokens == batch.n_tgt_tokens
+    assert math.isfinite(one.loss) and trainer.state.step == 1
+    reduced: list[torch.Tensor] = []
+
+    def twice(tensor: torch.Tensor) -> None:
+        reduced.append(tensor.clone())
+        tensor.mul_(2)
+
+    monkeypatch.setattr(torch.distributed, "all_reduce", twice)
+    trainer.dist = Distributed(rank=0, world_size=2)  # no DDP wrapper: one batch needs no no_sync
+    twins = trainer.update([batch], StopFlags(signal=True))
+    assert [t.numel() for t in reduced] == [1, 7]  # the tokens first: the backward divides by them
+    assert twins.tokens == 2 * batch.n_tgt_tokens and twins.non_finite == 0
+    assert twins.flags == StopFlags(signal=True)
+    assert trainer.state.tokens_seen == 3 * batch.n_tgt_tokens
+
+
+def test_a_skipped_update_reports_no_loss_and_keeps_its_flags(tiny_data, tmp_path):
+    trainer = make_trainer(tiny_data, tmp_path / "run", "fp32")
+    with torch.no_grad():
+        next(trainer.model.parameters()).fill_(math.nan)  # every loss is now nan
+    stats = trainer.update([next(trainer.batches())], StopFlags(out_of_time=True))
+    assert math.isnan(stats.loss) and stats.non_finite == 1
+    assert stats.flags == StopFlags(out_of_time=True)  # the loop must still stop
+    assert (trainer.state.step, trainer.state.bad_steps_in_a_row) == (0, 1)
 
 
 def test_batches_are_padded_to_a_multiple_of_pad_to(tiny_data, tmp_path):

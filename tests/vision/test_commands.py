@@ -11,8 +11,18 @@ from safetensors.torch import load_file
 from aiayn.cli import main
 from aiayn.train.checkpoint import latest
 
-TINY = ["--no-progress", "--threads", "1", "--set", "batch_size=4", "valid_size=8",
-        "eval_every=0", "save_every=2", "log_every=1", "warmup=2"]  # fmt: skip
+TINY = [
+    "--no-progress",
+    "--threads",
+    "1",
+    "--set",
+    "batch_size=4",
+    "valid_size=8",
+    "eval_every=0",
+    "save_every=2",
+    "log_every=1",
+    "warmup=2",
+]
 
 
 def train(out, task, steps, *extra):
@@ -27,8 +37,12 @@ def weights(run):
 def test_classify_resumes_exactly(tmp_path, capsys):
     assert train(tmp_path / "straight", "classify", 4) == 0
     assert train(tmp_path / "split", "classify", 2) == 0
-    assert main(["vision", "train", "--out", str(tmp_path / "split"), "--resume", *TINY,
-                 "max_steps=4"]) == 0  # fmt: skip
+    assert (
+        main(
+            ["vision", "train", "--out", str(tmp_path / "split"), "--resume", *TINY, "max_steps=4"]
+        )
+        == 0
+    )
     a, b = weights(tmp_path / "straight"), weights(tmp_path / "split")
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
     steps = [json.loads(x)["step"] for x in (tmp_path / "split/metrics.jsonl").open()]
@@ -57,8 +71,22 @@ def test_scene_task_trains_evaluates_and_predicts(tmp_path, capsys, task):
     assert main(["vision", "sample", "--task", task, "--index", "3", "--out", str(scene)]) == 0
     drawn = tmp_path / "drawn.png"
     capsys.readouterr()
-    assert main(["vision", "predict", str(scene), "--model", str(run), "--out", str(drawn),
-                 "--threshold", "0"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "vision",
+                "predict",
+                str(scene),
+                "--model",
+                str(run),
+                "--out",
+                str(drawn),
+                "--threshold",
+                "0",
+            ]
+        )
+        == 0
+    )
     said = json.loads(capsys.readouterr().out)
     assert drawn.stat().st_size > 1000 and said["out"] == str(drawn)
     if task == "detect":  # threshold 0: every query is drawn
@@ -91,6 +119,19 @@ def test_bad_input_is_named(tmp_path, capsys):
 def test_plot_vit_attention(tmp_path, capsys):
     assert train(tmp_path / "run", "classify", 1) == 0
     out = tmp_path / "attention.png"
-    assert main(["plot", "vit-attention", "--model", str(tmp_path / "run"), "--count", "2",
-                 "--out", str(out)]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "plot",
+                "vit-attention",
+                "--model",
+                str(tmp_path / "run"),
+                "--count",
+                "2",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert out.stat().st_size > 1000

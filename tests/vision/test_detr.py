@@ -24,12 +24,21 @@ detr = pytest.importorskip("transformers.models.detr.modeling_detr")
 
 def reference_parts(cfg):
     config = detr.DetrConfig(
-        use_timm_backbone=False, use_pretrained_backbone=False, d_model=cfg.d_model,
-        encoder_layers=cfg.n_encoder_layers, decoder_layers=cfg.n_decoder_layers,
-        encoder_attention_heads=cfg.n_heads, decoder_attention_heads=cfg.n_heads,
-        encoder_ffn_dim=cfg.d_ff, decoder_ffn_dim=cfg.d_ff, num_queries=cfg.n_queries,
-        dropout=0.0, attention_dropout=0.0, activation_dropout=0.0, auxiliary_loss=False,
-    )  # fmt: skip
+        use_timm_backbone=False,
+        use_pretrained_backbone=False,
+        d_model=cfg.d_model,
+        encoder_layers=cfg.n_encoder_layers,
+        decoder_layers=cfg.n_decoder_layers,
+        encoder_attention_heads=cfg.n_heads,
+        decoder_attention_heads=cfg.n_heads,
+        encoder_ffn_dim=cfg.d_ff,
+        decoder_ffn_dim=cfg.d_ff,
+        num_queries=cfg.n_queries,
+        dropout=0.0,
+        attention_dropout=0.0,
+        activation_dropout=0.0,
+        auxiliary_loss=False,
+    )
     return detr.DetrEncoder(config).eval(), detr.DetrDecoder(config).eval()
 
 
@@ -67,9 +76,11 @@ def test_detr_transformer_matches_hugging_face():
     with torch.no_grad():
         memory = encoder(inputs_embeds=src, spatial_position_embeddings=pos).last_hidden_state
         expected = decoder(
-            inputs_embeds=torch.zeros_like(query_pos), encoder_hidden_states=memory,
-            spatial_position_embeddings=pos, object_queries_position_embeddings=query_pos,
-        ).last_hidden_state  # fmt: skip
+            inputs_embeds=torch.zeros_like(query_pos),
+            encoder_hidden_states=memory,
+            spatial_position_embeddings=pos,
+            object_queries_position_embeddings=query_pos,
+        ).last_hidden_state
         got = ours.transformer(src, ours.pos, ours.query_pos)  # (L, B, Q, D)
     assert got.shape == (cfg.n_decoder_layers, B, cfg.n_queries, D)
     torch.testing.assert_close(got[-1], expected, atol=1e-5, rtol=1e-5)

@@ -43,8 +43,9 @@ def random_scenes(g: torch.Generator, sizes: list[int], n_classes: int = 10):
 def test_set_loss_ignores_the_order_of_the_objects():
     g = torch.Generator().manual_seed(0)
     L, B, Q, C = 2, 3, 6, 10
-    out = Detections(torch.randn(L, B, Q, C + 1, generator=g),
-                     torch.rand(L, B, Q, 4, generator=g) * 0.5 + 0.25)  # fmt: skip
+    out = Detections(
+        torch.randn(L, B, Q, C + 1, generator=g), torch.rand(L, B, Q, 4, generator=g) * 0.5 + 0.25
+    )
     labels, boxes = random_scenes(g, [3, 1, 4])
     loss = set_loss(out, labels, boxes, SetLossWeights())
     orders = [torch.randperm(len(x), generator=g) for x in labels]

@@ -23,11 +23,18 @@ transformers = pytest.importorskip("transformers")
 
 def reference_vit(cfg):
     config = transformers.ViTConfig(
-        hidden_size=cfg.d_model, num_hidden_layers=cfg.n_encoder_layers,
-        num_attention_heads=cfg.n_heads, intermediate_size=cfg.d_ff, image_size=cfg.image_size,
-        patch_size=cfg.patch_size, num_channels=cfg.in_channels, num_labels=cfg.num_classes,
-        layer_norm_eps=cfg.norm_eps, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
-    )  # fmt: skip
+        hidden_size=cfg.d_model,
+        num_hidden_layers=cfg.n_encoder_layers,
+        num_attention_heads=cfg.n_heads,
+        intermediate_size=cfg.d_ff,
+        image_size=cfg.image_size,
+        patch_size=cfg.patch_size,
+        num_channels=cfg.in_channels,
+        num_labels=cfg.num_classes,
+        layer_norm_eps=cfg.norm_eps,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
     return transformers.ViTForImageClassification(config).eval()
 
 

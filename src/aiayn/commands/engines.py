@@ -4,24 +4,23 @@ from __future__ import annotations
 
 import argparse
 
-from aiayn.decode.beam import BeamOptions
-from aiayn.decode.translate import InputLimits
+from aiayn.config import DecodeConfig
 
 
 def exported_nbest(
-    args: argparse.Namespace, lines: list[str], opts: BeamOptions, limits: InputLimits
+    args: argparse.Namespace, lines: list[str], cfg: DecodeConfig
 ) -> list[list[tuple[str, float]]]:
     """The n best (translation, score) of each line from the engine `args.engine` names."""
-    if getattr(args, "sample", False):
+    if cfg.sample:
         raise ValueError(f"--sample runs on our own engine only; drop --engine {args.engine}")
-    if args.precision != "fp32":
+    if cfg.precision != "fp32":
         raise ValueError(f"--engine {args.engine} decodes in float32; drop --precision")
     if args.engine == "ctranslate2":
         from aiayn.engines.ctranslate2 import CTranslate2Engine
 
-        return CTranslate2Engine(args.model, args.device).nbest(lines, opts, limits)
+        return CTranslate2Engine(args.model, args.device).nbest(lines, cfg)
     if args.engine == "onnx":
         from aiayn.engines.onnx import OnnxEngine
 
-        return OnnxEngine(args.model).nbest(lines, opts, limits)
+        return OnnxEngine(args.model).nbest(lines, cfg)
     raise ValueError(f"unknown engine {args.engine!r}; choose aiayn, ctranslate2 or onnx")

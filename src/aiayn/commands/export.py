@@ -19,9 +19,11 @@ def add(commands) -> None:
     e.add_argument("source", metavar="RUN", type=Path, help="run, checkpoint or model directory")
     e.add_argument("--format", required=True, choices=["ctranslate2", "onnx"])
     e.add_argument("--out", required=True, type=Path, help="directory to write (replaced)")
-    e.add_argument("--quantization", default=None,
-                   help="ctranslate2 only: int8, int8_float32, float16, bfloat16, ...; "
-                        "default: float32")  # fmt: skip
+    e.add_argument(
+        "--quantization",
+        default=None,
+        help="ctranslate2 only: int8, int8_float32, float16, bfloat16, ...; default: float32",
+    )
     e.set_defaults(run=run_export)
 
 

@@ -33,8 +33,12 @@ def add(commands) -> None:
     att.add_argument("--model", required=True, help="run, checkpoint or model directory")
     att.add_argument("--head", type=int, help="one head (from 0); default: the heads' mean")
     att.add_argument("--beam", type=int, default=4)
-    att.add_argument("--out", type=Path, default=Path("attention.png"),
-                     help="writes NAME-encoder, NAME-decoder and NAME-cross")  # fmt: skip
+    att.add_argument(
+        "--out",
+        type=Path,
+        default=Path("attention.png"),
+        help="writes NAME-encoder, NAME-decoder and NAME-cross",
+    )
 
     vit = kinds.add_parser("vit-attention", help="ViT: the class token's attention to patches")
     vit.add_argument("--model", type=Path, required=True, help="a classify run or model")
@@ -51,8 +55,9 @@ def run_plot(args: argparse.Namespace) -> int:
         fig = plot.positional_figure(args.d_model, args.positions, tuple(args.dims), args.layout)
         written = [plot.save(fig, args.out)]
     elif args.kind == "lr":
-        written = [plot.save(plot.lr_figure(args.d_model, args.warmup, args.scale, args.steps),
-                             args.out)]  # fmt: skip
+        written = [
+            plot.save(plot.lr_figure(args.d_model, args.warmup, args.scale, args.steps), args.out)
+        ]
     elif args.kind == "metrics":
         written = [plot.save(plot.metrics_figure(args.run_dir), args.out)]
     elif args.kind == "vit-attention":
@@ -101,10 +106,12 @@ def plot_attention(args: argparse.Namespace) -> list[Path]:
         "cross": (found.cross, found.target_out, found.source, "Cross-attention"),
     }
     return [
-        plot.save(plot.attention_figure(w, rows, cols, f"{title} ({which})"),
-                  out.with_name(f"{out.stem}-{name}{out.suffix}"))
+        plot.save(
+            plot.attention_figure(w, rows, cols, f"{title} ({which})"),
+            out.with_name(f"{out.stem}-{name}{out.suffix}"),
+        )
         for name, (w, rows, cols, title) in figures.items()
-    ]  # fmt: skip
+    ]
 
 
 def plot_vit_attention(args: argparse.Namespace) -> Path:

@@ -55,11 +55,12 @@ def add(commands) -> None:
     p.add_argument("--seed", type=int, default=1, help="for the split")
     p.add_argument("--workers", type=int, default=2, help="encoding processes")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
-    p.set_defaults(run=run_prepare)  # fmt: skip
+    p.set_defaults(run=run_prepare)
 
 
 def run_prepare(args: argparse.Namespace) -> int:
     from aiayn.data.clean import CleanOptions
+    from aiayn.data.meta import DataDir
     from aiayn.data.prepare import PrepareOptions, prepare
 
     opts = PrepareOptions(
@@ -86,6 +87,6 @@ def run_prepare(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
     )
     prepare(opts)
-    print((args.out / "report.txt").read_text(encoding="utf-8"), end="")
+    print(DataDir(args.out).report_text.read_text(encoding="utf-8"), end="")
     print(f"ready: {args.out}")
     return 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from aiayn.decode import DECODE_PRECISIONS
+from aiayn.config import DECODE_PRECISIONS, DecodeConfig
 
 
 def add(commands) -> None:
@@ -15,11 +15,19 @@ def add(commands) -> None:
     s.add_argument("--max-chars", type=int, default=1000, help="per text")
     s.add_argument("--max-texts", type=int, default=32, help="per request")
     s.add_argument("--wait-ms", type=float, default=5.0, help="batching window")
-    s.add_argument("--engine", choices=["aiayn", "ctranslate2"], default="aiayn",
-                   help="ctranslate2: --model is a directory from `aiayn export`; its beam "
-                        "search divides by |Y|^alpha, not GNMT's form")  # fmt: skip
-    s.add_argument("--precision", choices=DECODE_PRECISIONS, default="fp32",
-                   help="bf16: weights cast; int8: dynamic int8 linear layers (CPU)")  # fmt: skip
+    s.add_argument(
+        "--engine",
+        choices=["aiayn", "ctranslate2"],
+        default="aiayn",
+        help="ctranslate2: --model is a directory from `aiayn export`; its beam "
+        "search divides by |Y|^alpha, not GNMT's form",
+    )
+    s.add_argument(
+        "--precision",
+        choices=DECODE_PRECISIONS,
+        default=DecodeConfig().precision,
+        help="bf16: weights cast; int8: dynamic int8 linear layers (CPU)",
+    )
     s.set_defaults(run=run_serve)
 
 

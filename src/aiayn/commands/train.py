@@ -47,7 +47,7 @@ def add(commands) -> None:
     p.add_argument("--precision", choices=PRECISIONS)
     p.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda if available)")
     p.add_argument("--no-progress", action="store_true")
-    p.set_defaults(run=run_train)  # fmt: skip
+    p.set_defaults(run=run_train)
 
     a = commands.add_parser(
         "average", help="average the last checkpoints of a run (the paper's final model)"
@@ -125,8 +125,11 @@ def resume_point(run: Path, is_main: bool):
     found, skipped = newest_intact(run)
     for s in skipped if is_main else []:
         kept = set_aside(s.checkpoint)
-        print(f"skipped the damaged checkpoint {s.checkpoint.path}: {s.reason} (moved to "
-              f"{kept.name})", file=sys.stderr)  # fmt: skip
+        print(
+            f"skipped the damaged checkpoint {s.checkpoint.path}: {s.reason} (moved to "
+            f"{kept.name})",
+            file=sys.stderr,
+        )
     if found is None and skipped:
         raise ValueError(
             f"{run}: every checkpoint is damaged (the oldest: {skipped[-1].reason}); "

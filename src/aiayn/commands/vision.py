@@ -82,8 +82,10 @@ def run_train(args: argparse.Namespace) -> int:
         if args.task is None:
             raise ValueError("--task is required for a new run (classify, detect or segment)")
         if layout.list_checkpoints(args.out):
-            raise FileExistsError(f"{args.out} already holds checkpoints; add --resume to "
-                                  "continue that run, or choose another --out")  # fmt: skip
+            raise FileExistsError(
+                f"{args.out} already holds checkpoints; add --resume to "
+                "continue that run, or choose another --out"
+            )
         base = vision_preset(args.preset or args.task)
         if base.task != args.task:
             raise ValueError(f"--preset {args.preset} is a {base.task} model, not {args.task}")
@@ -139,8 +141,10 @@ def run_sample(args: argparse.Namespace) -> int:
     if args.task == "classify":
         images, labels = digits(args.split)
         if not 0 <= args.index < len(labels):
-            raise ValueError(f"--index {args.index}: the {args.split} split has {len(labels)} "
-                             f"digits; choose 0 to {len(labels) - 1}")  # fmt: skip
+            raise ValueError(
+                f"--index {args.index}: the {args.split} split has {len(labels)} "
+                f"digits; choose 0 to {len(labels) - 1}"
+            )
         write_image(images[args.index][None], args.out)
         print(json.dumps({"out": str(args.out), "label": int(labels[args.index])}))
         return 0

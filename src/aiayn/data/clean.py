@@ -56,15 +56,6 @@ class CleanReport:
         if len(places) < MAX_EXAMPLES:
             places.append(where)
 
-    def merge(self, other: CleanReport) -> None:
-        self.read += other.read
-        self.kept += other.kept
-        self.dropped.update(other.dropped)
-        self.notes.update(other.notes)
-        for reason, places in other.examples.items():
-            mine = self.examples.setdefault(reason, [])
-            mine.extend(places[: MAX_EXAMPLES - len(mine)])
-
     def lines(self) -> list[str]:
         out = [f"pairs read: {self.read:,}", f"pairs kept: {self.kept:,}"]
         for reason in REASONS:

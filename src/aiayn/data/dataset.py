@@ -11,7 +11,7 @@ from torch import Tensor
 
 from aiayn.data.batching import round_up
 from aiayn.data.binarize import load_ids
-from aiayn.data.meta import SPLITS, DataMeta
+from aiayn.data.meta import SPLITS, DataDir, DataMeta
 from aiayn.data.sources import DataError
 from aiayn.data.vocab import BOS_ID, EOS_ID, PAD_ID
 
@@ -23,7 +23,6 @@ class Batch:
     src: Tensor  # (B, S) source ids + eos
     tgt_in: Tensor  # (B, T) bos + target ids
     tgt_out: Tensor  # (B, T) target ids + eos
-    indices: np.ndarray  # (B,) sentence numbers within the split
 
     @property
     def n_tgt_tokens(self) -> int:
@@ -38,8 +37,9 @@ class ParallelData:
         self.meta = DataMeta.load(data_dir)
         if split not in SPLITS:
             raise DataError(f"unknown split {split!r}; choose one of {SPLITS}")
-        self.src_ids, self.src_offsets = load_ids(data_dir / f"{split}.src", self.meta.vocab_size)
-        self.tgt_ids, self.tgt_offsets = load_ids(data_dir / f"{split}.tgt", self.meta.vocab_size)
+        files = DataDir(data_dir)
+        self.src_ids, self.src_offsets = load_ids(files.ids(split, "src"), self.meta.vocab_size)
+        self.tgt_ids, self.tgt_offsets = load_ids(files.ids(split, "tgt"), self.meta.vocab_size)
         if len(self.src_offsets) != len(self.tgt_offsets):
             raise DataError(f"{data_dir}: {split} source and target counts differ; re-prepare")
 
@@ -72,6 +72,4 @@ class ParallelData:
             src[row, : len(s)], src[row, len(s)] = s, EOS_ID
             tgt_in[row, 0], tgt_in[row, 1 : len(t) + 1] = BOS_ID, t
             tgt_out[row, : len(t)], tgt_out[row, len(t)] = t, EOS_ID
-        return Batch(
-            torch.from_numpy(src), torch.from_numpy(tgt_in), torch.from_numpy(tgt_out), indices
-        )
+        return Batch(torch.from_numpy(src), torch.from_numpy(tgt_in), torch.from_numpy(tgt_out))

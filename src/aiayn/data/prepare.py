@@ -2,9 +2,7 @@
 
 read + clean (streamed) -> split without leakage -> joint BPE -> binarize (parallel) -> report.
 
-The directory holds, per split, the cleaned text (`{split}.src.txt`, `{split}.tgt.txt`, extra
-references `{split}.ref{k}.txt`) and token ids (`{split}.{side}.ids` + `.offsets.npy`), the
-SentencePiece model `spm.model`, `meta.json`, and the report (`report.txt`, `report.json`).
+What the directory holds is named in `aiayn.data.meta.DataDir`.
 """
 
 from __future__ import annotations
@@ -34,7 +32,7 @@ from aiayn.data.clean import (
     PairFilter,
     source_key,
 )
-from aiayn.data.meta import META_FILE, SPLITS, DataMeta
+from aiayn.data.meta import SIDES, SPLITS, DataDir, DataMeta
 from aiayn.data.sources import DataError, Pair, count_lines, read_tsv, read_two_files
 from aiayn.data.vocab import default_vocab_size, train_bpe
 from aiayn.files import replace_dir
@@ -94,10 +92,10 @@ class SplitWriter:
     def __init__(self, out: Path, split: str, n_refs: int, stack: ExitStack) -> None:
         self.split = split
         self.n_refs = n_refs
-        names = ["src", "tgt"] + [f"ref{k}" for k in range(1, n_refs)]
+        streams = [*SIDES] + [f"ref{k}" for k in range(1, n_refs)]
         self.files = [
-            stack.enter_context(open(out / f"{split}.{n}.txt", "w", encoding="utf-8"))  # noqa: SIM115
-            for n in names
+            stack.enter_context(open(DataDir(out).text(split, s), "w", encoding="utf-8"))  # noqa: SIM115
+            for s in streams
         ]
         self.count = 0
         self.groups: dict[str, None] = {}  # ordered set
@@ -227,12 +225,20 @@ def split_corpus(opts, corpus: Corpus, report, writers, held_out: set[int], cand
     chosen = None
     if corpus.group_sizes is not None:  # whole groups (Bible chapters), chosen up front
         chosen = choose_groups(
-            corpus.group_sizes, opts.seed, 0 if opts.valid_files else opts.valid_size,
+            corpus.group_sizes,
+            opts.seed,
+            0 if opts.valid_files else opts.valid_size,
             0 if opts.test_files else opts.test_size,
-        )  # fmt: skip
+        )
     keep = PairFilter(opts.clean, report)
-    pairs = tqdm(corpus.pairs, total=corpus.size, desc="read", unit=" pairs",
-                 disable=not opts.progress, file=sys.stderr)  # fmt: skip
+    pairs = tqdm(
+        corpus.pairs,
+        total=corpus.size,
+        desc="read",
+        unit=" pairs",
+        disable=not opts.progress,
+        file=sys.stderr,
+    )
     for batch in batched(iter(pairs), FILTER_BATCH):
         for pair in keep.keep(batch):
             key = source_key(pair.src)
@@ -270,9 +276,10 @@ def prepare(opts: PrepareOptions) -> dict:
     `if __name__ == "__main__":`.
     """
     out = Path(opts.out)
-    if out.is_dir() and any(out.iterdir()) and not (out / META_FILE).is_file():
+    if out.is_dir() and any(out.iterdir()) and not DataDir(out).meta_file.is_file():
         raise DataError(
-            f"--out {out}: holds files but no {META_FILE}, so it is not a data directory that "
+            f"--out {out}: holds files but no {DataDir(out).meta_file.name}, so it is not a data "
+            "directory that "
             "prepare may replace; give a new or empty directory"
         )
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -295,6 +302,7 @@ def build(opts: PrepareOptions) -> dict:
     report = CleanReport()
     held_out: set[int] = set()
 
+    # Read + clean (streamed) and split without leakage: the held-out splits first, then train.
     with ExitStack() as stack:
         corpus = open_corpus(opts, report)
         writers = {s: SplitWriter(out, s, corpus.n_refs, stack) for s in HELD_OUT}
@@ -312,12 +320,12 @@ def build(opts: PrepareOptions) -> dict:
             raise DataError(f"the {split} split is empty; check the corpus and the split sizes")
 
     seconds = {"read, clean, split": time.perf_counter() - started}
-    # 4. One BPE vocabulary for both languages, learned on the training split only.
+    # Joint BPE: one vocabulary for both languages, learned on the training split only.
     vocab_size = opts.vocab_size or default_vocab_size(sizes["train"])
     if opts.progress:
         print(f"learning a {vocab_size:,}-piece joint BPE vocabulary...", file=sys.stderr)
     model_file, vocab_size = train_bpe(
-        [out / "train.src.txt", out / "train.tgt.txt"],
+        [DataDir(out).text("train", side) for side in SIDES],
         out,
         vocab_size,
         max_sentences=opts.bpe_max_sentences,
@@ -326,12 +334,18 @@ def build(opts: PrepareOptions) -> dict:
         exact=opts.vocab_size is not None,  # a default size may shrink to what the data has
     )
     seconds["learn BPE"] = time.perf_counter() - started - sum(seconds.values())
-    # 5. Token ids, encoded in worker processes.
-    jobs = [(split, side) for split in SPLITS for side in ("src", "tgt")]
-    with tqdm(total=2 * sum(sizes.values()), desc="binarize", unit=" sentences",
-              disable=not opts.progress, file=sys.stderr) as bar:  # fmt: skip
+    # Binarize: token ids, encoded in worker processes.
+    jobs = [(split, side) for split in SPLITS for side in SIDES]
+    files = DataDir(out)
+    with tqdm(
+        total=2 * sum(sizes.values()),
+        desc="binarize",
+        unit=" sentences",
+        disable=not opts.progress,
+        file=sys.stderr,
+    ) as bar:
         counts = binarize(
-            [(out / f"{split}.{side}.txt", out / f"{split}.{side}") for split, side in jobs],
+            [(files.text(split, side), files.ids(split, side)) for split, side in jobs],
             model_file,
             vocab_size,
             opts.workers,
@@ -343,6 +357,7 @@ def build(opts: PrepareOptions) -> dict:
     shutil.rmtree(work)
     seconds["binarize"] = time.perf_counter() - started - sum(seconds.values())
 
+    # Report: meta.json for the programs, report.txt and report.json for people.
     meta = DataMeta(
         src_lang=opts.src_lang,
         tgt_lang=opts.tgt_lang,
@@ -368,9 +383,9 @@ def build(opts: PrepareOptions) -> dict:
         "stage_seconds": {stage: round(t, 1) for stage, t in seconds.items()},
     }
     text = "\n".join(render_report(result, report, given_reports)) + "\n"
-    (out / "report.txt").write_text(text, encoding="utf-8")
+    DataDir(out).report_text.write_text(text, encoding="utf-8")
     report_json = json.dumps(result, indent=2, ensure_ascii=False) + "\n"
-    (out / "report.json").write_text(report_json, encoding="utf-8")
+    DataDir(out).report_json.write_text(report_json, encoding="utf-8")
     return result
 
 

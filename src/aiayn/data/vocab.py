@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -102,9 +102,13 @@ def _train_bpe(
         )
     except RuntimeError as err:
         reason = str(err).rstrip(".")
-        advice = "choose a smaller --vocab-size" if "too high" in reason else (
-            "choose a larger --vocab-size" if "required_chars" in reason else "check the input"
-        )  # fmt: skip
+        advice = (
+            "choose a smaller --vocab-size"
+            if "too high" in reason
+            else (
+                "choose a larger --vocab-size" if "required_chars" in reason else "check the input"
+            )
+        )
         raise DataError(
             f"SentencePiece could not learn a {vocab_size:,}-piece vocabulary from "
             f"{', '.join(map(str, files))}: {reason}; {advice}"
@@ -113,7 +117,10 @@ def _train_bpe(
 
 
 class Tokenizer:
-    """Text <-> piece ids with the joint model (pad 0, bos 1, eos 2, unk 3)."""
+    """Text <-> piece ids with the joint model (pad 0, bos 1, eos 2, unk 3).
+
+    Everything that needs the SentencePiece model asks this class, never the processor itself.
+    """
 
     def __init__(self, model_file: str | Path) -> None:
         path = Path(model_file)
@@ -122,19 +129,33 @@ class Tokenizer:
         if not path.is_file():
             raise DataError(f"{path}: no SentencePiece model here; run `aiayn prepare` first")
         self.path = path
-        self.sp = spm.SentencePieceProcessor(model_file=str(path))
-        if (self.sp.pad_id(), self.sp.bos_id(), self.sp.eos_id()) != (PAD_ID, BOS_ID, EOS_ID):
+        self._sp = spm.SentencePieceProcessor(model_file=str(path))
+        if (self._sp.pad_id(), self._sp.bos_id(), self._sp.eos_id()) != (PAD_ID, BOS_ID, EOS_ID):
             raise DataError(f"{path}: special ids differ from pad=0, bos=1, eos=2")
 
     @property
     def vocab_size(self) -> int:
-        return self.sp.get_piece_size()
+        return self._sp.get_piece_size()
+
+    @property
+    def unk_id(self) -> int:
+        return self._sp.unk_id()
 
     def encode(self, texts: list[str]) -> list[list[int]]:
-        return self.sp.encode(texts, out_type=int)
+        return self._sp.encode(texts, out_type=int)
 
     def decode(self, ids: list[list[int]]) -> list[str]:
-        return self.sp.decode(ids)
+        return self._sp.decode(ids)
 
-    def pieces(self, text: str) -> list[str]:
-        return self.sp.encode(text, out_type=str)
+    def pieces(self, ids: Iterable[int]) -> list[str]:
+        """The pieces that the ids name (`<s>`, `▁The`, `og`...): for attention plots and
+        engines that take pieces."""
+        return self._sp.id_to_piece([int(i) for i in ids])
+
+    def piece_ids(self, pieces: list[str]) -> list[int]:
+        """The ids of the pieces (the inverse of `pieces`)."""
+        return self._sp.piece_to_id(pieces)
+
+    def join(self, pieces: list[str]) -> str:
+        """The text that a sequence of pieces spells."""
+        return self._sp.decode_pieces(pieces)

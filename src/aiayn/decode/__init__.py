@@ -1,5 +1,6 @@
-"""Decoding: turning a trained model and source sentences into translations."""
+"""Decoding: turning a trained model and source sentences into translations.
 
-# Named here, in a module that imports nothing, so the command line can offer them cheaply.
-STOP_RULES = ("bound", "k-finished")  # beam search: the paper's (tensor2tensor's), fairseq's
-DECODE_PRECISIONS = ("fp32", "bf16", "int8")  # int8: dynamic int8 linear layers, CPU only
+Every search follows the rules of `steps` (the length limit, the minimum length); greedy
+decoding and sampling share its token-by-token loop, beam search keeps K hypotheses instead.
+The settings of all of them are one `aiayn.config.DecodeConfig`.
+"""

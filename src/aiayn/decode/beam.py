@@ -24,9 +24,8 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
-from aiayn.config import LENGTH_PENALTIES
-from aiayn.decode import STOP_RULES
-from aiayn.decode.greedy import max_lengths
+from aiayn.config import LENGTH_PENALTIES, DecodeConfig
+from aiayn.decode.steps import apply_rules, max_lengths
 from aiayn.model import KVCache, Transformer
 
 
@@ -64,54 +63,35 @@ def length_penalty(length: int, alpha: float, kind: str = "gnmt") -> float:
     raise ValueError(f"unknown length penalty {kind!r}; choose one of {LENGTH_PENALTIES}")
 
 
-@dataclass(frozen=True)
-class BeamOptions:
-    beam: int = 4  # K
-    alpha: float = 0.6  # length penalty exponent
-    penalty: str = "gnmt"  # gnmt | power | none
-    nbest: int = 1  # hypotheses returned per sentence (at most K)
-    max_len_a: float = 1.0  # output limit a * source length + b (the paper: input + 50)
-    max_len_b: int = 50
-    min_len: int = 0  # eos is not allowed before this many output tokens (benchmarks use it)
-    stop: str = "bound"  # bound: the paper's stopping rule; k-finished: fairseq's (see above)
-
-    def __post_init__(self) -> None:
-        if self.stop not in STOP_RULES:
-            raise ValueError(f"unknown stopping rule {self.stop!r}; choose one of {STOP_RULES}")
-        if not 1 <= self.nbest <= self.beam:
-            raise ValueError(f"need 1 <= nbest ({self.nbest}) <= beam ({self.beam})")
-
-
 @torch.no_grad()
-def beam_search(model: Transformer, src: Tensor, opts: BeamOptions) -> list[list[Hypothesis]]:
+def beam_search(model: Transformer, src: Tensor, cfg: DecodeConfig) -> list[list[Hypothesis]]:
     """The `nbest` best hypotheses of each sentence, best first.
 
     Args:
         model: in eval mode.
         src: (B, S) source ids ending with eos, right-padded.
     """
-    cfg, K = model.cfg, opts.beam
+    ids, K = model.cfg, cfg.beam
     B = src.shape[0]
-    limit = max_lengths(src, cfg.pad_id, opts.max_len_a, opts.max_len_b).tolist()  # per sentence
+    limit = max_lengths(src, ids.pad_id, cfg.max_len_a, cfg.max_len_b).tolist()  # per sentence
     results = [Sentence() for _ in range(B)]
     cache = model.init_cache(model.encode(src), capacity=max(limit))
     cache = cache.expand(K)  # K hypotheses share each source
     active = list(range(B))  # sentence of each active block of K rows
-    tokens = torch.full((B * K, 1), cfg.bos_id, dtype=torch.long, device=src.device)  # (B*K, t)
+    tokens = torch.full((B * K, 1), ids.bos_id, dtype=torch.long, device=src.device)  # (B*K, t)
     # log P of each live hypothesis; at the start only the first of each K is live
     scores = torch.full((B, K), -math.inf, device=src.device)  # (B', K)
     scores[:, 0] = 0.0
     for t in range(1, max(limit) + 1):
         log_probs, cache = expand(model, tokens[:, -1:], cache)  # (B'*K, V)
-        if t <= opts.min_len:
-            log_probs[:, cfg.eos_id] = -math.inf
         at_limit = torch.tensor([limit[s] <= t for s in active], device=src.device)  # (B',)
-        if at_limit.any():
-            log_probs = only_eos_at(log_probs, at_limit.repeat_interleave(K), cfg.eos_id)
+        log_probs = apply_rules(
+            log_probs, t, at_limit.repeat_interleave(K), cfg.min_len, ids.eos_id
+        )
         cand_scores, cand_beam, cand_token = select(scores, log_probs, K)  # (B', 2K) each
         keep_rows, keep_tokens, keep_scores, done = finalize(
-            cand_scores, cand_beam, cand_token, tokens, active, results, limit, t, opts, cfg.eos_id
-        )  # fmt: skip
+            cand_scores, cand_beam, cand_token, tokens, active, results, limit, t, cfg, ids.eos_id
+        )
         if all(done):
             break
         still = [i for i, d in enumerate(done) if not d]  # active blocks that go on
@@ -121,21 +101,13 @@ def beam_search(model: Transformer, src: Tensor, opts: BeamOptions) -> list[list
         tokens = torch.cat((tokens[rows], keep_tokens[block].flatten()[:, None]), dim=1)
         scores = keep_scores[block]  # (B'', K)
         active = [active[i] for i in still]
-    return [r.finished[: opts.nbest] for r in results]
+    return [r.finished[: cfg.nbest] for r in results]
 
 
 def expand(model: Transformer, last: Tensor, cache: KVCache) -> tuple[Tensor, KVCache]:
     """Log-probabilities of the next token for every live hypothesis: (B'*K, V)."""
     decoded = model.decode(last, cache=cache)
     return torch.log_softmax(decoded.logits[:, -1].float(), dim=-1), decoded.cache
-
-
-def only_eos_at(log_probs: Tensor, rows: Tensor, eos_id: int) -> Tensor:
-    """On the last allowed step only eos may come; one the model deems impossible still ends
-    the hypothesis, at a large cost (as greedy decoding forces it)."""
-    forced = torch.full_like(log_probs, -math.inf)  # (B'*K, V)
-    forced[:, eos_id] = log_probs[:, eos_id].clamp(min=-1e4)
-    return torch.where(rows[:, None], forced, log_probs)
 
 
 def select(scores: Tensor, log_probs: Tensor, K: int) -> tuple[Tensor, Tensor, Tensor]:
@@ -159,7 +131,7 @@ def finalize(
     results: list[Sentence],
     limit: list[int],
     t: int,
-    opts: BeamOptions,
+    cfg: DecodeConfig,
     eos_id: int,
 ) -> tuple[Tensor, Tensor, Tensor, list[bool]]:
     """Move candidates ending in eos (or reaching the limit) to their sentence's finished list;
@@ -169,7 +141,7 @@ def finalize(
         (B', K) beam each survivor extends, its token and its score; and per active block
         whether its sentence is done.
     """
-    K = opts.beam
+    K = cfg.beam
     Bp = cand_scores.shape[0]
     keep_beam = [[0] * K for _ in range(Bp)]  # plain lists: element-wise tensor writes are slow
     keep_token = [[0] * K for _ in range(Bp)]
@@ -182,16 +154,16 @@ def finalize(
             if score == -math.inf:
                 break
             if token == eos_id:  # as in fairseq: eos counts among the K best candidates only
-                if rank < K and (opts.stop == "bound" or len(result.finished) < K):
+                if rank < K and (cfg.stop == "bound" or len(result.finished) < K):
                     words = tokens[i * K + beam, 1:].tolist()  # without bos
-                    lp = length_penalty(len(words) + 1, opts.alpha, opts.penalty)
+                    lp = length_penalty(len(words) + 1, cfg.alpha, cfg.length_penalty)
                     result.add(Hypothesis(words, score / lp, score), keep=K)
             elif n_kept < K:
                 keep_beam[i][n_kept], keep_token[i][n_kept] = beam, token
                 keep_score[i][n_kept] = score
                 n_kept += 1
         over = t >= limit[sentence] or n_kept == 0
-        done.append(over or is_done(result, keep_score[i][0], t, limit[sentence], opts))
+        done.append(over or is_done(result, keep_score[i][0], t, limit[sentence], cfg))
     device = cand_scores.device
     return (
         torch.tensor(keep_beam, device=device),
@@ -201,7 +173,7 @@ def finalize(
     )
 
 
-def is_done(result: Sentence, best_live: float, t: int, limit: int, opts: BeamOptions) -> bool:
+def is_done(result: Sentence, best_live: float, t: int, limit: int, cfg: DecodeConfig) -> bool:
     """Whether a sentence's search may stop, by the stopping rule (see the module docstring).
 
     Args:
@@ -209,11 +181,11 @@ def is_done(result: Sentence, best_live: float, t: int, limit: int, opts: BeamOp
         best_live: log P of its best live hypothesis, which has t output tokens (no eos yet).
         limit: its length limit in output tokens, eos included.
     """
-    if opts.stop == "k-finished":
-        return len(result.finished) >= opts.beam
-    if len(result.finished) < opts.nbest:
+    if cfg.stop == "k-finished":
+        return len(result.finished) >= cfg.beam
+    if len(result.finished) < cfg.nbest:
         return False
     # A live hypothesis ends with between t + 1 and `limit` tokens; lp is monotone in the
     # length, so its largest value (the one that divides a negative log P least) is at an end.
-    lp_max = max(length_penalty(n, opts.alpha, opts.penalty) for n in (t + 1, limit))
-    return result.finished[opts.nbest - 1].score >= best_live / lp_max
+    lp_max = max(length_penalty(n, cfg.alpha, cfg.length_penalty) for n in (t + 1, limit))
+    return result.finished[cfg.nbest - 1].score >= best_live / lp_max

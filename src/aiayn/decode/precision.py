@@ -13,7 +13,7 @@ import warnings
 import torch
 from torch import nn
 
-from aiayn.decode import DECODE_PRECISIONS
+from aiayn.config import DECODE_PRECISIONS
 from aiayn.model import Transformer
 
 

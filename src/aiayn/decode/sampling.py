@@ -14,25 +14,9 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from aiayn.decode.greedy import token_by_token
+from aiayn.config import DecodeConfig
+from aiayn.decode.steps import token_by_token
 from aiayn.model import Transformer
-
-
-@dataclass(frozen=True)
-class SamplingOptions:
-    temperature: float = 1.0  # divides the logits; lower is more conservative
-    top_k: int = 0  # sample among the k most probable tokens; 0 = all
-    top_p: float = 1.0  # among the fewest tokens holding this much probability; 1 = all
-    seed: int = 0  # the same seed, the same samples
-    max_len_a: float = 1.0
-    max_len_b: int = 50
-
-    def __post_init__(self) -> None:
-        if self.temperature <= 0 or self.top_k < 0 or not 0 < self.top_p <= 1:
-            raise ValueError(
-                "sampling needs temperature > 0, top_k >= 0 and 0 < top_p <= 1 "
-                f"(got {self.temperature}, {self.top_k}, {self.top_p})"
-            )
 
 
 def filter_logits(logits: Tensor, top_k: int, top_p: float) -> Tensor:
@@ -57,38 +41,38 @@ def line_generator(seed: int, line: int, device: torch.device) -> torch.Generato
 
 @torch.no_grad()
 def sample_decode(
-    model: Transformer, src: Tensor, opts: SamplingOptions, lines: Sequence[int] | None = None
+    model: Transformer, src: Tensor, cfg: DecodeConfig, lines: Sequence[int] | None = None
 ) -> list[list[int]]:
-    """One sampled output per sentence (without bos and eos), reproducible from opts.seed.
+    """One sampled output per sentence (without bos and eos), reproducible from cfg.seed.
 
     Args:
         src: (B, S) source ids ending with eos, right-padded.
         lines: the input line number of each row (default 0..B-1); each row samples from the
-            stream of (opts.seed, its line), so its output does not depend on its batch mates.
+            stream of (cfg.seed, its line), so its output does not depend on its batch mates.
     """
     lines = range(src.shape[0]) if lines is None else lines
     if len(lines) != src.shape[0]:
         raise ValueError(f"{len(lines)} line numbers for {src.shape[0]} sentences")
-    streams = [line_generator(opts.seed, line, src.device) for line in lines]
+    streams = [line_generator(cfg.seed, line, src.device) for line in lines]
 
     def pick(logits: Tensor, rows: Tensor) -> Tensor:
-        probs = filter_logits(logits.float() / opts.temperature, opts.top_k, opts.top_p).softmax(-1)
+        probs = filter_logits(logits.float() / cfg.temperature, cfg.top_k, cfg.top_p).softmax(-1)
         draws = [
             torch.multinomial(p, 1, generator=streams[row])  # (1,) from the row's own stream
             for p, row in zip(probs, rows.tolist(), strict=True)
         ]
         return torch.cat(draws)  # (B',)
 
-    return token_by_token(model, src, pick, opts.max_len_a, opts.max_len_b)
+    return token_by_token(model, src, pick, cfg)
 
 
 @dataclass(frozen=True)
 class Sampler:
     """Sampling as a decoder for `decode_lines`, which gives it each row's line number."""
 
-    opts: SamplingOptions
+    cfg: DecodeConfig
 
     def __call__(
         self, model: Transformer, src: Tensor, lines: Sequence[int] | None = None
     ) -> list[list[int]]:
-        return sample_decode(model, src, self.opts, lines)
+        return sample_decode(model, src, self.cfg, lines)

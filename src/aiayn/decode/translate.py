@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TypeVar
@@ -14,8 +13,9 @@ import torch
 from torch import Tensor
 
 from aiayn import layout
+from aiayn.config import DecodeConfig
 from aiayn.data.vocab import Tokenizer
-from aiayn.decode.beam import BeamOptions, Hypothesis, beam_search
+from aiayn.decode.beam import Hypothesis, beam_search
 from aiayn.decode.greedy import greedy_decode
 from aiayn.decode.precision import for_decoding
 from aiayn.decode.sampling import Sampler
@@ -51,22 +51,6 @@ def length_batches(lengths: list[int], max_tokens: int) -> list[list[int]]:
     return batches
 
 
-TOO_LONG_POLICIES = ("truncate", "skip", "error")
-
-
-@dataclass(frozen=True)
-class InputLimits:
-    """How input lines are batched, and what happens to one that is too long."""
-
-    max_tokens: int = 4096  # padded source tokens per batch
-    max_input: int = 1024  # longest line, in pieces
-    too_long: str = "truncate"  # truncate | skip | error, each named in a warning
-
-    def __post_init__(self) -> None:
-        if self.too_long not in TOO_LONG_POLICIES:
-            raise ValueError(f"unknown policy {self.too_long!r}; choose one of {TOO_LONG_POLICIES}")
-
-
 def limit_length(ids: list[list[int]], max_input: int, policy: str) -> list[list[int]]:
     """Apply the over-long-line policy: truncate to max_input pieces, skip (an empty output),
     or stop with an error; any line affected is named in a warning on stderr."""
@@ -77,10 +61,10 @@ def limit_length(ids: list[list[int]], max_input: int, policy: str) -> list[list
     message = f"{len(long)} line(s) longer than {max_input} pieces (line {where})"
     if policy == "error":
         raise ValueError(f"{message}; raise --max-input-tokens or choose --too-long truncate")
-    print(f"warning: {message}: {'truncated' if policy == 'truncate' else 'skipped'}",
-          file=sys.stderr)  # fmt: skip
-    return [x[:max_input] if policy == "truncate" else [] if len(x) > max_input else x
-            for x in ids]  # fmt: skip
+    print(
+        f"warning: {message}: {'truncated' if policy == 'truncate' else 'skipped'}", file=sys.stderr
+    )
+    return [x[:max_input] if policy == "truncate" else [] if len(x) > max_input else x for x in ids]
 
 
 def decode_lines(
@@ -89,19 +73,18 @@ def decode_lines(
     lines: list[str],
     decode: Callable[[Transformer, Tensor], list[R]],
     empty: R,
-    limits: InputLimits = InputLimits(),
+    cfg: DecodeConfig = DecodeConfig(),
 ) -> list[R]:
     """`decode`'s result for each line, in input order: lines are tokenized, sorted by length
     and batched by source tokens; an empty line gets `empty` without running the model. A
     `Sampler` is also told each row's line number (its random stream)."""
     device = next(model.parameters()).device
-    cfg = model.cfg
-    ids = limit_length(tokenizer.encode(lines), limits.max_input, limits.too_long)
+    ids = limit_length(tokenizer.encode(lines), cfg.max_input_tokens, cfg.too_long)
     results: list[R] = [empty for _ in lines]
     todo = [i for i, x in enumerate(ids) if x]
-    for batch in length_batches([len(ids[i]) for i in todo], limits.max_tokens):
+    for batch in length_batches([len(ids[i]) for i in todo], cfg.max_tokens):
         rows = [todo[j] for j in batch]
-        src = source_batch([ids[i] for i in rows], cfg.eos_id, cfg.pad_id, device)
+        src = source_batch([ids[i] for i in rows], model.cfg.eos_id, model.cfg.pad_id, device)
         found = decode(model, src, rows) if isinstance(decode, Sampler) else decode(model, src)
         for i, result in zip(rows, found, strict=True):
             results[i] = result
@@ -109,52 +92,43 @@ def decode_lines(
 
 
 def translate_lines(
-    model: Transformer,
-    tokenizer: Tokenizer,
-    lines: list[str],
-    decode: Decoder,
-    limits: InputLimits = InputLimits(),
+    model: Transformer, tokenizer: Tokenizer, lines: list[str], cfg: DecodeConfig = DecodeConfig()
 ) -> list[str]:
-    """Translations of `lines`, in their order; an empty line gives an empty line."""
-    return tokenizer.decode(decode_lines(model, tokenizer, lines, decode, [], limits))
+    """Translations of `lines`, in their order, by the search `cfg` names (greedy, beam or
+    sampling); an empty line gives an empty line."""
+    return tokenizer.decode(decode_lines(model, tokenizer, lines, decoder(cfg), [], cfg))
 
 
-def beam_decoder(opts: BeamOptions) -> Decoder:
-    """Beam search as a 1-best decoder (beam 1: greedy decoding, the same result, faster)."""
-    if opts.beam == 1:
-        return partial(greedy_decode, a=opts.max_len_a, b=opts.max_len_b, min_len=opts.min_len)
+def decoder(cfg: DecodeConfig) -> Decoder:
+    """The 1-best decoder `cfg` names: sampling, beam search, or greedy decoding at beam 1 (the
+    same result as beam search, faster)."""
+    if cfg.sample:
+        return Sampler(cfg)
+    if cfg.beam == 1:
+        return partial(greedy_decode, cfg=cfg)
 
     def decode(model: Transformer, src: Tensor) -> list[list[int]]:
-        return [hyps[0].tokens for hyps in beam_search(model, src, opts)]
+        return [hyps[0].tokens for hyps in beam_search(model, src, cfg)]
 
     return decode
 
 
 def nbest_lines(
-    model: Transformer,
-    tokenizer: Tokenizer,
-    lines: list[str],
-    opts: BeamOptions,
-    limits: InputLimits = InputLimits(),
+    model: Transformer, tokenizer: Tokenizer, lines: list[str], cfg: DecodeConfig
 ) -> list[list[tuple[str, float]]]:
-    """The n best (translation, score) of each line, best first."""
-    return [[(text, h.score) for text, h in line]
-            for line in nbest_hypotheses(model, tokenizer, lines, opts, limits)]  # fmt: skip
+    """The cfg.nbest best (translation, score) of each line, best first."""
+    found = nbest_hypotheses(model, tokenizer, lines, cfg)
+    return [[(text, h.score) for text, h in line] for line in found]
 
 
 def nbest_hypotheses(
-    model: Transformer,
-    tokenizer: Tokenizer,
-    lines: list[str],
-    opts: BeamOptions,
-    limits: InputLimits = InputLimits(),
+    model: Transformer, tokenizer: Tokenizer, lines: list[str], cfg: DecodeConfig
 ) -> list[list[tuple[str, Hypothesis]]]:
-    """The n best (translation, hypothesis) of each line, best first; an empty line gets one
-    empty hypothesis."""
-    search = partial(beam_search, opts=opts)
-    hyps = decode_lines(model, tokenizer, lines, search, [], limits)
-    return [[(tokenizer.decode([h.tokens])[0], h) for h in line] or [("", Hypothesis([], 0.0, 0.0))]
-            for line in hyps]  # fmt: skip
+    """The cfg.nbest best (translation, hypothesis) of each line, best first; an empty line
+    gets one empty hypothesis."""
+    hyps = decode_lines(model, tokenizer, lines, partial(beam_search, cfg=cfg), [], cfg)
+    empty = [("", Hypothesis([], 0.0, 0.0))]
+    return [[(tokenizer.decode([h.tokens])[0], h) for h in line] or empty for line in hyps]
 
 
 def load_translator(path: str | Path, device: str | torch.device = "cpu", precision: str = "fp32"):

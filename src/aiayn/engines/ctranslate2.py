@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
+from aiayn.config import DecodeConfig
 from aiayn.data.vocab import Tokenizer
-from aiayn.decode.beam import BeamOptions
-from aiayn.decode.translate import InputLimits, limit_length
+from aiayn.decode.translate import limit_length
 
 
 class CTranslate2Engine:
@@ -36,46 +36,39 @@ class CTranslate2Engine:
             str(directory), device=device, intra_threads=threads
         )
 
-    def nbest(
-        self, lines: list[str], opts: BeamOptions, limits: InputLimits | None = None
-    ) -> list[list[tuple[str, float]]]:
-        """The `opts.nbest` best (translation, score) of each line, in input order."""
-        limits = limits or InputLimits()
-        if opts.beam > 1 and opts.penalty == "gnmt":
+    def nbest(self, lines: list[str], cfg: DecodeConfig) -> list[list[tuple[str, float]]]:
+        """The `cfg.nbest` best (translation, score) of each line, in input order."""
+        if cfg.beam > 1 and cfg.length_penalty == "gnmt":
             raise ValueError(
                 "CTranslate2's beam search has no GNMT length penalty ((5+|Y|)/6)^alpha; it "
                 "divides by |Y|^alpha: choose --length-penalty power (or none)"
             )
-        sp = self.tokenizer.sp
-        ids = limit_length(self.tokenizer.encode(lines), limits.max_input, limits.too_long)
+        ids = limit_length(self.tokenizer.encode(lines), cfg.max_input_tokens, cfg.too_long)
         results: list[list[tuple[str, float]]] = [[("", 0.0)] for _ in lines]
         by_limit: dict[int, list[int]] = defaultdict(list)  # output limit -> lines
         for i, x in enumerate(ids):
             if x:  # our limit counts eos; CTranslate2's does not
-                by_limit[int(opts.max_len_a * (len(x) + 1) + opts.max_len_b) - 1].append(i)
+                by_limit[int(cfg.max_len_a * (len(x) + 1) + cfg.max_len_b) - 1].append(i)
         for max_len, rows in by_limit.items():
             out = self.translator.translate_batch(
-                [sp.id_to_piece(ids[i]) for i in rows],
-                max_batch_size=limits.max_tokens,
+                [self.tokenizer.pieces(ids[i]) for i in rows],
+                max_batch_size=cfg.max_tokens,
                 batch_type="tokens",
-                beam_size=opts.beam,
-                num_hypotheses=opts.nbest,
-                length_penalty=opts.alpha if opts.penalty == "power" else 0.0,
+                beam_size=cfg.beam,
+                num_hypotheses=cfg.nbest,
+                length_penalty=cfg.alpha if cfg.length_penalty == "power" else 0.0,
                 max_input_length=0,  # the policy above has already applied
                 max_decoding_length=max(max_len, 1),
-                min_decoding_length=opts.min_len,
+                min_decoding_length=cfg.min_len,
                 return_scores=True,
             )
             for i, result in zip(rows, out, strict=True):
                 results[i] = [
-                    (sp.decode_pieces(hyp), score)
+                    (self.tokenizer.join(hyp), score)
                     for hyp, score in zip(result.hypotheses, result.scores, strict=True)
                 ]
         return results
 
-    def translate(
-        self, lines: list[str], opts: BeamOptions, limits: InputLimits | None = None
-    ) -> list[str]:
+    def translate(self, lines: list[str], cfg: DecodeConfig) -> list[str]:
         """The best translation of each line, in input order."""
-        limits = limits or InputLimits()
-        return [hyps[0][0] for hyps in self.nbest(lines, opts, limits)]
+        return [hyps[0][0] for hyps in self.nbest(lines, cfg)]

@@ -14,10 +14,9 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
-from aiayn.config import ModelConfig
+from aiayn.config import DecodeConfig, ModelConfig
 from aiayn.data.vocab import Tokenizer
-from aiayn.decode.beam import BeamOptions
-from aiayn.decode.translate import InputLimits, nbest_lines
+from aiayn.decode.translate import nbest_lines
 from aiayn.export.onnx import DECODER_FILE, ENCODER_FILE
 from aiayn.layout import CONFIG_FILE
 from aiayn.model import KVCache
@@ -108,9 +107,6 @@ class OnnxEngine:
         self.model = OnnxModel(directory, threads)
         self.tokenizer = Tokenizer(directory)
 
-    def nbest(
-        self, lines: list[str], opts: BeamOptions, limits: InputLimits | None = None
-    ) -> list[list[tuple[str, float]]]:
-        """The `opts.nbest` best (translation, score) of each line, in input order."""
-        limits = limits or InputLimits()
-        return nbest_lines(self.model, self.tokenizer, lines, opts, limits)  # type: ignore[arg-type]
+    def nbest(self, lines: list[str], cfg: DecodeConfig) -> list[list[tuple[str, float]]]:
+        """The `cfg.nbest` best (translation, score) of each line, in input order."""
+        return nbest_lines(self.model, self.tokenizer, lines, cfg)  # type: ignore[arg-type]

@@ -116,13 +116,13 @@ def _set_feed_forward(spec, layer) -> None:
 def _set_vocabulary(spec, model: Transformer, tokenizer: Tokenizer) -> None:
     """One joint vocabulary; our eos is appended to every source, decoding starts from bos."""
     cfg = model.cfg
-    pieces = [tokenizer.sp.id_to_piece(i) for i in range(cfg.vocab_size)]
+    pieces = tokenizer.pieces(range(cfg.vocab_size))
     spec.register_source_vocabulary(pieces)
     spec.register_target_vocabulary(pieces)
     spec.config.bos_token = pieces[cfg.bos_id]
     spec.config.eos_token = pieces[cfg.eos_id]
     spec.config.decoder_start_token = pieces[cfg.bos_id]
-    spec.config.unk_token = tokenizer.sp.id_to_piece(tokenizer.sp.unk_id())
+    spec.config.unk_token = tokenizer.pieces([tokenizer.unk_id])[0]
     spec.config.add_source_eos = True
     spec.config.layer_norm_epsilon = cfg.norm_eps
 

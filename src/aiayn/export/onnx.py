@@ -96,22 +96,38 @@ def export_graphs(model: Transformer, out: Path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the exporter's notes on its own internals
         torch.onnx.export(
-            EncoderGraph(model), (src,), str(out / ENCODER_FILE),
-            input_names=["src"], output_names=["cross_k", "cross_v", "src_mask"],
+            EncoderGraph(model),
+            (src,),
+            str(out / ENCODER_FILE),
+            input_names=["src"],
+            output_names=["cross_k", "cross_v", "src_mask"],
             dynamic_shapes={"src": {0: batch, 1: src_len}},
-            opset_version=OPSET, dynamo=True, external_data=False, verbose=False,
-        )  # fmt: skip
+            opset_version=OPSET,
+            dynamo=True,
+            external_data=False,
+            verbose=False,
+        )
         self_kv = {1: batch, 3: past}
         cross_kv = {1: batch, 3: src_len}
         torch.onnx.export(
-            DecoderStepGraph(model), step, str(out / DECODER_FILE),
+            DecoderStepGraph(model),
+            step,
+            str(out / DECODER_FILE),
             input_names=["tgt", "self_k", "self_v", "cross_k", "cross_v", "src_mask"],
             output_names=["logits", "new_self_k", "new_self_v"],
-            dynamic_shapes={"tgt": {0: batch}, "self_k": self_kv, "self_v": self_kv,
-                            "cross_k": cross_kv, "cross_v": cross_kv,
-                            "src_mask": {0: batch, 1: src_len}},
-            opset_version=OPSET, dynamo=True, external_data=False, verbose=False,
-        )  # fmt: skip
+            dynamic_shapes={
+                "tgt": {0: batch},
+                "self_k": self_kv,
+                "self_v": self_kv,
+                "cross_k": cross_kv,
+                "cross_v": cross_kv,
+                "src_mask": {0: batch, 1: src_len},
+            },
+            opset_version=OPSET,
+            dynamo=True,
+            external_data=False,
+            verbose=False,
+        )
 
 
 def export_onnx(model_dir: Path, out: Path) -> Path:

@@ -62,8 +62,10 @@ def model_config(config: dict[str, Any], path: Path) -> ModelConfig:
         raise refuse("scale_embedding", "aiayn always scales embeddings by sqrt(d_model)")
     if not config.get("share_encoder_decoder_embeddings", True):
         raise refuse("share_encoder_decoder_embeddings", "aiayn has one joint vocabulary")
-    for a, b in (("encoder_attention_heads", "decoder_attention_heads"),
-                 ("encoder_ffn_dim", "decoder_ffn_dim")):  # fmt: skip
+    for a, b in (
+        ("encoder_attention_heads", "decoder_attention_heads"),
+        ("encoder_ffn_dim", "decoder_ffn_dim"),
+    ):
         if config.get(a) != config.get(b):
             raise refuse(b, f"differs from {a}={config.get(a)}; aiayn's stacks share sizes")
     if config.get("activation_function") not in ACTIVATIONS:
@@ -117,8 +119,9 @@ def our_state(
 
     bias = weights.get("final_logits_bias")
     if bias is not None and bias.abs().max() > 0:
-        raise MarianImportError(f"{path}: tensor final_logits_bias is not zero; aiayn's output "
-                                "projection has no bias")  # fmt: skip
+        raise MarianImportError(
+            f"{path}: tensor final_logits_bias is not zero; aiayn's output projection has no bias"
+        )
 
     def vocab(t: torch.Tensor) -> torch.Tensor:
         return torch.cat((torch.zeros(1, t.shape[1]), t[rows]))  # (V+1, D)
@@ -133,8 +136,9 @@ def our_state(
             mine = f"{side}_layers.{i}."
             parts = [("self_attn", "self_attn", "self_attn_layer_norm", "self_attn_residual")]
             if side == "decoder":
-                parts.append(("cross_attn", "encoder_attn", "encoder_attn_layer_norm",
-                              "cross_attn_residual"))  # fmt: skip
+                parts.append(
+                    ("cross_attn", "encoder_attn", "encoder_attn_layer_norm", "cross_attn_residual")
+                )
             for ours_attn, attn, norm, residual in parts:
                 for kind in ("weight", "bias"):
                     state[f"{mine}{ours_attn}.w_qkv.{kind}"] = torch.cat(
@@ -162,16 +166,20 @@ def write_tokenizer(directory: Path, config: dict[str, Any], rows: list[int], ou
     vocab = json.loads(vocab_file.read_text(encoding="utf-8"))  # piece -> Marian id
     piece_of = {i: p for p, i in vocab.items()}
     if len(piece_of) != config["vocab_size"]:
-        raise MarianImportError(f"{vocab_file}: {len(piece_of)} pieces, but config.json has "
-                                f"vocab_size={config['vocab_size']}")  # fmt: skip
+        raise MarianImportError(
+            f"{vocab_file}: {len(piece_of)} pieces, but config.json has "
+            f"vocab_size={config['vocab_size']}"
+        )
     proto = pb.ModelProto()
     proto.ParseFromString(source.read_bytes())
     scores = {p.piece: p.score for p in proto.pieces}
     floor = min(scores.values(), default=0.0) - 10.0
-    specials = {0: ("<pad>", pb.ModelProto.SentencePiece.CONTROL),
-                1: ("<s>", pb.ModelProto.SentencePiece.CONTROL),
-                2: (piece_of[rows[1]], pb.ModelProto.SentencePiece.CONTROL),
-                3: (piece_of[rows[2]], pb.ModelProto.SentencePiece.UNKNOWN)}  # fmt: skip
+    specials = {
+        0: ("<pad>", pb.ModelProto.SentencePiece.CONTROL),
+        1: ("<s>", pb.ModelProto.SentencePiece.CONTROL),
+        2: (piece_of[rows[1]], pb.ModelProto.SentencePiece.CONTROL),
+        3: (piece_of[rows[2]], pb.ModelProto.SentencePiece.UNKNOWN),
+    }
     pieces = [specials[i] for i in range(4)]
     for row in rows[3:]:
         piece = piece_of[row]

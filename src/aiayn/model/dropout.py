@@ -24,9 +24,12 @@ def keep_mask(shape: torch.Size, p: float, device: torch.device) -> tuple[Tensor
     """A bool mask, True with probability 1 - q for q = round(p * 2^16) / 2^16; and 1 / (1 - q)."""
     n = shape.numel()
     draws = torch.randint(
-        torch.iinfo(torch.int64).min, torch.iinfo(torch.int64).max, ((n + 3) // 4,),
-        dtype=torch.int64, device=device,
-    )  # fmt: skip
+        torch.iinfo(torch.int64).min,
+        torch.iinfo(torch.int64).max,
+        ((n + 3) // 4,),
+        dtype=torch.int64,
+        device=device,
+    )
     bits = draws.view(torch.int16)[:n].view(shape)  # uniform over [-2^15, 2^15)
     dropped = round(p * LEVELS)
     keep = bits >= (dropped - LEVELS // 2)

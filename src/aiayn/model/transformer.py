@@ -35,10 +35,11 @@ class Encoded:
 class Decoded:
     """The decoder's output for T new steps."""
 
-    logits: Tensor  # (B, T, V); the (B, T, D) decoder states when asked not to project
+    logits: Tensor | None  # (B, T, V); None when asked not to project
     cache: KVCache | None = None  # the cache extended by these steps, when one was given
     self_attention: tuple[Tensor, ...] = ()  # per layer (B, H, T, P+T), when asked
     cross_attention: tuple[Tensor, ...] = ()  # per layer (B, H, T, S), when asked
+    states: Tensor | None = None  # (B, T, D) decoder states, when asked not to project
 
 
 @dataclass(frozen=True)
@@ -208,8 +209,9 @@ class Transformer(nn.Module):
             need_weights: also return each layer's attention weights.
             select: (B, T) bool, the positions whose logits are wanted (in training, the real
                 target tokens: padding then costs no output projection and no softmax).
-            project: False leaves out the output projection: `logits` then holds the decoder
-                states, (B, T, D) or (N, D), for a loss that projects them itself.
+            project: False leaves out the output projection: `states` then holds the decoder
+                states, (B, T, D) or (N, D), for a loss that projects them itself, and
+                `logits` is None.
 
         Returns:
             `Decoded` with logits (B, T, V), or (N, V) for the N positions of `select`.
@@ -251,10 +253,11 @@ class Transformer(nn.Module):
         if select is not None:
             x = x[select]  # (N, D): the selected positions only
         return Decoded(
-            logits=self.project(x) if project else x,  # (B, T, V) or (N, V)
+            logits=self.project(x) if project else None,  # (B, T, V) or (N, V)
             cache=None if cache is None else cache.advanced(T),
             self_attention=tuple(self_weights) if need_weights else (),
             cross_attention=tuple(cross_weights) if need_weights else (),
+            states=None if project else x,
         )
 
     def forward(
@@ -263,7 +266,8 @@ class Transformer(nn.Module):
         """Teacher-forced pass: (B, S) source and (B, T) decoder input ids -> (B, T, V) logits,
         or (N, V) at the N positions where the (B, T) bool `select` is True; with
         `project=False`, the decoder states (B, T, D) or (N, D) before the output projection."""
-        return self.decode(tgt_in, self.encode(src), select=select, project=project).logits
+        decoded = self.decode(tgt_in, self.encode(src), select=select, project=project)
+        return decoded.logits if project else decoded.states
 
     def attention_maps(self, src: Tensor, tgt_in: Tensor) -> AttentionMaps:
         """All attention weights of a teacher-forced pass, for plots."""

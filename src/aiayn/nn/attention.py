@@ -33,8 +33,9 @@ def attention_mask(
     `is_causal` with no attn_mask applies the causal mask itself (PyTorch would require one).
     """
     if attn_mask is None and is_causal:
-        attn_mask = ~causal_mask(T, S - T, None if key_padding_mask is None else
-                                 key_padding_mask.device)  # fmt: skip
+        attn_mask = ~causal_mask(
+            T, S - T, None if key_padding_mask is None else key_padding_mask.device
+        )
     parts = []
     if attn_mask is not None:
         parts.append(attn_mask.view(B, H, T, S) if attn_mask.dim() == 3 else attn_mask)
@@ -47,8 +48,11 @@ def attention_mask(
         return ~masked  # True = may attend
     total = 0.0
     for p in parts:  # boolean True -> -inf, float as given
-        total = total + (torch.zeros(p.shape, device=p.device).masked_fill(p, -math.inf)
-                         if p.dtype == torch.bool else p)  # fmt: skip
+        total = total + (
+            torch.zeros(p.shape, device=p.device).masked_fill(p, -math.inf)
+            if p.dtype == torch.bool
+            else p
+        )
     return total  # type: ignore[return-value]
 
 
@@ -57,9 +61,14 @@ class MultiheadAttention(nn.Module):
     (`in_proj_weight` stacks W^Q, W^K, W^V; `out_proj` is W^O), so its state_dict loads."""
 
     def __init__(
-        self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
-        device=None, dtype=None,
-    ) -> None:  # fmt: skip
+        self,
+        embed_dim: int,
+        num_heads: int,
+        dropout: float = 0.0,
+        bias: bool = True,
+        device=None,
+        dtype=None,
+    ) -> None:
         super().__init__()
         if embed_dim % num_heads:
             raise ValueError(f"embed_dim={embed_dim} is not divisible by num_heads={num_heads}")

@@ -40,11 +40,19 @@ class _Sublayers(nn.Module):
     cross_attention = False  # the decoder layer adds cross-attention, a third norm and dropout
 
     def __init__(
-        self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
-        activation: str | Callable[[Tensor], Tensor] = F.relu, layer_norm_eps: float = 1e-5,
-        batch_first: bool = False, norm_first: bool = False, bias: bool = True,
-        device=None, dtype=None,
-    ) -> None:  # fmt: skip
+        self,
+        d_model: int,
+        nhead: int,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: str | Callable[[Tensor], Tensor] = F.relu,
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+        device=None,
+        dtype=None,
+    ) -> None:
         super().__init__()
         kw = {"device": device, "dtype": dtype}
         n_sublayers = 3 if self.cross_attention else 2
@@ -72,24 +80,30 @@ class _Sublayers(nn.Module):
 
     def _batch_first(self, *xs: Tensor | None):
         """(L, B, D) -> (B, L, D) unless the layer is already batch-first."""
-        return xs if self.batch_first else tuple(None if x is None else x.transpose(0, 1)
-                                                 for x in xs)  # fmt: skip
+        return (
+            xs if self.batch_first else tuple(None if x is None else x.transpose(0, 1) for x in xs)
+        )
 
 
 class TransformerEncoderLayer(_Sublayers):
     """Self-attention and feed-forward net, as `torch.nn.TransformerEncoderLayer`."""
 
     def forward(
-        self, src: Tensor, src_mask: Tensor | None = None,
-        src_key_padding_mask: Tensor | None = None, is_causal: bool = False,
-        *, need_weights: bool = False,
-    ):  # fmt: skip
+        self,
+        src: Tensor,
+        src_mask: Tensor | None = None,
+        src_key_padding_mask: Tensor | None = None,
+        is_causal: bool = False,
+        *,
+        need_weights: bool = False,
+    ):
         """(S, B, D), or (B, S, D) when batch_first -> the same shape; with `need_weights`
         also the (B, H, S, S) self-attention weights."""
         (x,) = self._batch_first(src)
         B, S, _ = x.shape
-        mask = attention_mask(src_mask, src_key_padding_mask, is_causal, B,
-                              self.self_attn.num_heads, S, S)  # fmt: skip
+        mask = attention_mask(
+            src_mask, src_key_padding_mask, is_causal, B, self.self_attn.num_heads, S, S
+        )
         x, weights = self.block(x, mask, need_weights)
         (out,) = self._batch_first(x)
         return (out, weights) if need_weights else out
@@ -115,29 +129,44 @@ class TransformerDecoderLayer(_Sublayers):
     cross_attention = True
 
     def forward(
-        self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None,
-        memory_mask: Tensor | None = None, tgt_key_padding_mask: Tensor | None = None,
-        memory_key_padding_mask: Tensor | None = None, tgt_is_causal: bool = False,
-        memory_is_causal: bool = False, *, need_weights: bool = False,
-    ):  # fmt: skip
+        self,
+        tgt: Tensor,
+        memory: Tensor,
+        tgt_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+        tgt_key_padding_mask: Tensor | None = None,
+        memory_key_padding_mask: Tensor | None = None,
+        tgt_is_causal: bool = False,
+        memory_is_causal: bool = False,
+        *,
+        need_weights: bool = False,
+    ):
         """(T, B, D) target and (S, B, D) memory (batch first when batch_first) -> (T, B, D);
         with `need_weights` also the (B, H, T, T) and (B, H, T, S) weights."""
         x, mem = self._batch_first(tgt, memory)
         (B, T, _), S, H = x.shape, mem.shape[1], self.self_attn.num_heads
         self_mask = attention_mask(tgt_mask, tgt_key_padding_mask, tgt_is_causal, B, H, T, T)
-        cross_mask = attention_mask(memory_mask, memory_key_padding_mask, memory_is_causal,
-                                    B, H, T, S)  # fmt: skip
+        cross_mask = attention_mask(
+            memory_mask, memory_key_padding_mask, memory_is_causal, B, H, T, S
+        )
         cross = self.multihead_attn.project(mem, _rows(KV, mem.shape[-1]))  # 2 x (B, H, S, Dh)
-        x, _, _, weights = self.block(x, cross[0], cross[1], self_mask, cross_mask, None, None,
-                                      need_weights)  # fmt: skip
+        x, _, _, weights = self.block(
+            x, cross[0], cross[1], self_mask, cross_mask, None, None, need_weights
+        )
         (out,) = self._batch_first(x)
         return (out, weights) if need_weights else out
 
     def block(
-        self, x: Tensor, cross_k: Tensor, cross_v: Tensor, self_mask: Tensor | None,
-        cross_mask: Tensor | None, past_k: Tensor | None, past_v: Tensor | None,
+        self,
+        x: Tensor,
+        cross_k: Tensor,
+        cross_v: Tensor,
+        self_mask: Tensor | None,
+        cross_mask: Tensor | None,
+        past_k: Tensor | None,
+        past_v: Tensor | None,
         need_weights: bool = False,
-    ):  # fmt: skip
+    ):
         """The layer on batch-first (B, T, D), continuing (B, H, P, Dh) past keys/values if
         given. Returns x, the (B, H, P+T, Dh) self keys/values, and the weights if asked."""
         found = {}
@@ -152,8 +181,9 @@ class TransformerDecoderLayer(_Sublayers):
 
         def cross_attention(h: Tensor) -> Tensor:
             (q,) = self.multihead_attn.project(h, _rows(Q, h.shape[-1]))  # (B, H, T, Dh)
-            a, found["cross"] = self.multihead_attn.attend(q, cross_k, cross_v, cross_mask,
-                                                           need_weights)  # fmt: skip
+            a, found["cross"] = self.multihead_attn.attend(
+                q, cross_k, cross_v, cross_mask, need_weights
+            )
             return a
 
         x = self._residual(x, self.norm1, self.dropout1, self_attention)

@@ -34,9 +34,13 @@ class TransformerEncoder(nn.Module):
     """A stack of `num_layers` copies of `encoder_layer`, then `norm` if given."""
 
     def __init__(
-        self, encoder_layer: TransformerEncoderLayer, num_layers: int,
-        norm: nn.Module | None = None, enable_nested_tensor: bool = True, mask_check: bool = True,
-    ) -> None:  # fmt: skip
+        self,
+        encoder_layer: TransformerEncoderLayer,
+        num_layers: int,
+        norm: nn.Module | None = None,
+        enable_nested_tensor: bool = True,
+        mask_check: bool = True,
+    ) -> None:
         super().__init__()
         self.layers = _clones(encoder_layer, num_layers)
         self.num_layers = num_layers
@@ -44,9 +48,14 @@ class TransformerEncoder(nn.Module):
         self.batch_first = encoder_layer.batch_first
 
     def forward(
-        self, src: Tensor, mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None,
-        is_causal: bool | None = None, *, need_weights: bool = False,
-    ):  # fmt: skip
+        self,
+        src: Tensor,
+        mask: Tensor | None = None,
+        src_key_padding_mask: Tensor | None = None,
+        is_causal: bool | None = None,
+        *,
+        need_weights: bool = False,
+    ):
         """(S, B, D) or (B, S, D) -> the same; with `need_weights` also each layer's
         (B, H, S, S) self-attention weights."""
         (x,) = _to_batch_first(self.batch_first, src)
@@ -67,9 +76,11 @@ class TransformerDecoder(nn.Module):
     """A stack of `num_layers` copies of `decoder_layer`, then `norm` if given."""
 
     def __init__(
-        self, decoder_layer: TransformerDecoderLayer, num_layers: int,
+        self,
+        decoder_layer: TransformerDecoderLayer,
+        num_layers: int,
         norm: nn.Module | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         super().__init__()
         self.layers = _clones(decoder_layer, num_layers)
         self.num_layers = num_layers
@@ -77,25 +88,33 @@ class TransformerDecoder(nn.Module):
         self.batch_first = decoder_layer.batch_first
 
     def forward(
-        self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None,
-        memory_mask: Tensor | None = None, tgt_key_padding_mask: Tensor | None = None,
-        memory_key_padding_mask: Tensor | None = None, tgt_is_causal: bool | None = None,
-        memory_is_causal: bool = False, *, need_weights: bool = False,
-    ):  # fmt: skip
+        self,
+        tgt: Tensor,
+        memory: Tensor,
+        tgt_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+        tgt_key_padding_mask: Tensor | None = None,
+        memory_key_padding_mask: Tensor | None = None,
+        tgt_is_causal: bool | None = None,
+        memory_is_causal: bool = False,
+        *,
+        need_weights: bool = False,
+    ):
         """(T, B, D) target and (S, B, D) memory (batch first when batch_first) -> (T, B, D);
         with `need_weights` also each layer's ((B, H, T, T), (B, H, T, S)) weights."""
         x, mem = _to_batch_first(self.batch_first, tgt, memory)
         (B, T, _), S = x.shape, mem.shape[1]
         H = self.layers[0].self_attn.num_heads
-        self_mask = attention_mask(tgt_mask, tgt_key_padding_mask, bool(tgt_is_causal),
-                                   B, H, T, T)  # fmt: skip
-        cross_mask = attention_mask(memory_mask, memory_key_padding_mask, memory_is_causal,
-                                    B, H, T, S)  # fmt: skip
+        self_mask = attention_mask(tgt_mask, tgt_key_padding_mask, bool(tgt_is_causal), B, H, T, T)
+        cross_mask = attention_mask(
+            memory_mask, memory_key_padding_mask, memory_is_causal, B, H, T, S
+        )
         weights = []
         for layer in self.layers:
             cross_k, cross_v = layer.multihead_attn.project(mem, _rows(KV, mem.shape[-1]))
-            x, _, _, w = layer.block(x, cross_k, cross_v, self_mask, cross_mask, None, None,
-                                     need_weights)  # fmt: skip
+            x, _, _, w = layer.block(
+                x, cross_k, cross_v, self_mask, cross_mask, None, None, need_weights
+            )
             weights.append(w)
         return self._finish(x, weights, need_weights)
 
@@ -146,9 +165,16 @@ class TransformerDecoder(nn.Module):
         self_mask = None if T == 1 else causal_mask(T, P, x.device)  # (T, P+T)
         new_k, new_v, weights = [], [], []
         for i, layer in enumerate(self.layers):
-            x, k, v, w = layer.block(x, cache.cross_k[i], cache.cross_v[i], self_mask,
-                                     cache.src_mask, cache.keys(i), cache.values(i),
-                                     need_weights)  # fmt: skip
+            x, k, v, w = layer.block(
+                x,
+                cache.cross_k[i],
+                cache.cross_v[i],
+                self_mask,
+                cache.src_mask,
+                cache.keys(i),
+                cache.values(i),
+                need_weights,
+            )
             new_k.append(k)
             new_v.append(v)
             weights.append(w)
@@ -162,43 +188,76 @@ class Transformer(nn.Module):
     """`torch.nn.Transformer`: encoder and decoder stacks, each ending with a LayerNorm."""
 
     def __init__(
-        self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6,
-        num_decoder_layers: int = 6, dim_feedforward: int = 2048, dropout: float = 0.1,
-        activation=F.relu, custom_encoder: nn.Module | None = None,
-        custom_decoder: nn.Module | None = None, layer_norm_eps: float = 1e-5,
-        batch_first: bool = False, norm_first: bool = False, bias: bool = True,
-        device=None, dtype=None,
-    ) -> None:  # fmt: skip
+        self,
+        d_model: int = 512,
+        nhead: int = 8,
+        num_encoder_layers: int = 6,
+        num_decoder_layers: int = 6,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation=F.relu,
+        custom_encoder: nn.Module | None = None,
+        custom_decoder: nn.Module | None = None,
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+        device=None,
+        dtype=None,
+    ) -> None:
         super().__init__()
         kw = {"device": device, "dtype": dtype}
-        layer_args = (d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
-                      batch_first, norm_first, bias)  # fmt: skip
+        layer_args = (
+            d_model,
+            nhead,
+            dim_feedforward,
+            dropout,
+            activation,
+            layer_norm_eps,
+            batch_first,
+            norm_first,
+            bias,
+        )
         self.encoder = custom_encoder or TransformerEncoder(
-            TransformerEncoderLayer(*layer_args, **kw), num_encoder_layers,
+            TransformerEncoderLayer(*layer_args, **kw),
+            num_encoder_layers,
             nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw),
-        )  # fmt: skip
+        )
         self.decoder = custom_decoder or TransformerDecoder(
-            TransformerDecoderLayer(*layer_args, **kw), num_decoder_layers,
+            TransformerDecoderLayer(*layer_args, **kw),
+            num_decoder_layers,
             nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw),
-        )  # fmt: skip
+        )
         self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first
 
     def forward(
-        self, src: Tensor, tgt: Tensor, src_mask: Tensor | None = None,
-        tgt_mask: Tensor | None = None, memory_mask: Tensor | None = None,
-        src_key_padding_mask: Tensor | None = None, tgt_key_padding_mask: Tensor | None = None,
-        memory_key_padding_mask: Tensor | None = None, src_is_causal: bool | None = None,
-        tgt_is_causal: bool | None = None, memory_is_causal: bool = False,
-    ) -> Tensor:  # fmt: skip
+        self,
+        src: Tensor,
+        tgt: Tensor,
+        src_mask: Tensor | None = None,
+        tgt_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+        src_key_padding_mask: Tensor | None = None,
+        tgt_key_padding_mask: Tensor | None = None,
+        memory_key_padding_mask: Tensor | None = None,
+        src_is_causal: bool | None = None,
+        tgt_is_causal: bool | None = None,
+        memory_is_causal: bool = False,
+    ) -> Tensor:
         """(S, B, D) source and (T, B, D) target (batch first when batch_first) -> (T, B, D)."""
-        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask,
-                              is_causal=src_is_causal)  # fmt: skip
+        memory = self.encoder(
+            src, mask=src_mask, src_key_padding_mask=src_key_padding_mask, is_causal=src_is_causal
+        )
         return self.decoder(
-            tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+            tgt,
+            memory,
+            tgt_mask=tgt_mask,
+            memory_mask=memory_mask,
             tgt_key_padding_mask=tgt_key_padding_mask,
-            memory_key_padding_mask=memory_key_padding_mask, tgt_is_causal=tgt_is_causal,
+            memory_key_padding_mask=memory_key_padding_mask,
+            tgt_is_causal=tgt_is_causal,
             memory_is_causal=memory_is_causal,
-        )  # fmt: skip
+        )
 
     @staticmethod
     def generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor:

@@ -12,10 +12,16 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from aiayn.decode.beam import BeamOptions, Hypothesis
+from aiayn.config import DecodeConfig
+from aiayn.decode.beam import Hypothesis
 from aiayn.decode.translate import load_translator, nbest_hypotheses
 from aiayn.explain import attention_of
 from aiayn.serve.batcher import DynamicBatcher
+
+PAPER = DecodeConfig()  # the search's defaults: the paper's
+
+# One model call gathers the texts of up to this many full requests that arrive together.
+REQUESTS_PER_BATCH = 4
 
 
 @dataclass(frozen=True)
@@ -29,8 +35,8 @@ class TranslateRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")  # a misspelt option is an error, not a default
 
     text: str | list[str] = Field(description="one text, or a list of texts")
-    beam: int = Field(4, ge=1)
-    nbest: int = Field(1, ge=1)
+    beam: int = Field(PAPER.beam, ge=1)
+    nbest: int = Field(PAPER.nbest, ge=1)
     attention: bool = Field(False, description="also return the cross-attention matrix")
 
 
@@ -52,7 +58,8 @@ def create_app(
         def translate(
             texts: list[str], beam: int, nbest: int
         ) -> list[list[tuple[str, Hypothesis]]]:
-            found = ct2.nbest(texts, BeamOptions(beam=beam, nbest=nbest, penalty="power"))
+            cfg = PAPER.replace(beam=beam, nbest=nbest, length_penalty="power")
+            found = ct2.nbest(texts, cfg)
             return [[(t, Hypothesis([], s, s)) for t, s in hyps] for hyps in found]
     else:
         model, tokenizer = load_translator(model_dir, precision=precision)
@@ -60,7 +67,8 @@ def create_app(
         def translate(
             texts: list[str], beam: int, nbest: int
         ) -> list[list[tuple[str, Hypothesis]]]:
-            return nbest_hypotheses(model, tokenizer, texts, BeamOptions(beam=beam, nbest=nbest))
+            cfg = PAPER.replace(beam=beam, nbest=nbest)
+            return nbest_hypotheses(model, tokenizer, texts, cfg)
 
     def attention(text: str, output: list[int]) -> dict:
         """The last layer's cross-attention (heads' mean) over the translation found: one
@@ -69,7 +77,9 @@ def create_app(
         cross = found.cross[-1].round(4).tolist()
         return {"source": found.source, "target": found.target_out, "cross": cross}
 
-    batcher = DynamicBatcher(translate, max_texts=4 * limits.max_texts, wait_ms=wait_ms)
+    batcher = DynamicBatcher(
+        translate, max_texts=REQUESTS_PER_BATCH * limits.max_texts, wait_ms=wait_ms
+    )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -123,16 +133,28 @@ def check_limits(texts: list[str], req: TranslateRequest, limits: Limits) -> Non
     if not texts:
         raise HTTPException(422, "invalid request: text: give at least one text")
     if len(texts) > limits.max_texts:
-        raise HTTPException(413, f"{len(texts)} texts in one request; the limit is "
-                                 f"{limits.max_texts}: send several requests")  # fmt: skip
+        raise HTTPException(
+            413,
+            f"{len(texts)} texts in one request; the limit is "
+            f"{limits.max_texts}: send several requests",
+        )
     for i, t in enumerate(texts):
         if bad := next((c for c in t if "\ud800" <= c <= "\udfff"), None):
-            raise HTTPException(422, f"invalid request: text {i}: holds a lone surrogate "
-                                     f"(\\u{ord(bad):04x}) at character {t.index(bad)}, which is "
-                                     "not Unicode text; send valid UTF-8")  # fmt: skip
+            raise HTTPException(
+                422,
+                f"invalid request: text {i}: holds a lone surrogate "
+                f"(\\u{ord(bad):04x}) at character {t.index(bad)}, which is "
+                "not Unicode text; send valid UTF-8",
+            )
         if len(t) > limits.max_chars:
-            raise HTTPException(413, f"text {i} has {len(t)} characters; the limit is "
-                                     f"{limits.max_chars}: split it into sentences")  # fmt: skip
+            raise HTTPException(
+                413,
+                f"text {i} has {len(t)} characters; the limit is "
+                f"{limits.max_chars}: split it into sentences",
+            )
     if req.beam > limits.max_beam or req.nbest > req.beam:
-        raise HTTPException(422, f"invalid request: need 1 <= nbest ({req.nbest}) <= beam "
-                                 f"({req.beam}) <= {limits.max_beam}")  # fmt: skip
+        raise HTTPException(
+            422,
+            f"invalid request: need 1 <= nbest ({req.nbest}) <= beam "
+            f"({req.beam}) <= {limits.max_beam}",
+        )

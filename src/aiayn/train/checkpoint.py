@@ -15,6 +15,7 @@ import os
 import pickle  # only for its exception class: nothing here is unpickled
 import shutil
 import tempfile
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +104,29 @@ class CheckpointError(OSError):
 def read_state(checkpoint: Path) -> dict[str, Any]:
     path = Path(checkpoint) / STATE_FILE
     return read_json(path, DAMAGED_FIX.format(checkpoint=checkpoint))
+
+
+@dataclass
+class TrainState:
+    """Everything besides weights and optimizer that a resumed run needs to go on exactly."""
+
+    step: int = 0
+    best_bleu: float | None = None
+    best_step: int | None = None
+    validations_without_improvement: int = 0
+    bad_steps_in_a_row: int = 0
+    tokens_seen: int = 0
+
+
+def train_state_to_json(state: TrainState) -> dict[str, Any]:
+    """The entry of `state.json` that holds a TrainState (the trainer adds the rest)."""
+    return {"train_state": asdict(state)}
+
+
+def train_state_from_json(saved: dict[str, Any]) -> TrainState:
+    """The TrainState of a `state.json` as `read_state` returns it. A field added since the
+    checkpoint was written (tokens_seen) takes its default."""
+    return TrainState(**saved["train_state"])
 
 
 def read_optimizer(checkpoint: Path) -> dict[str, Any]:

@@ -49,13 +49,19 @@ class Distributed:
             )
         return cls(rank, world_size, dev)
 
-    def sum(self, values: list[float]) -> list[float]:
-        """Element-wise sum over all processes (identity for one process)."""
+    def all_reduce(self, values: torch.Tensor) -> torch.Tensor:
+        """Element-wise sum over all processes, in one all-reduce (identity for one process)."""
         if not self.enabled:
             return values
-        t = torch.tensor(values, dtype=torch.float64, device=self.device)
-        dist.all_reduce(t)
-        return t.tolist()
+        summed = values.to(self.device)  # nccl reduces CUDA tensors only
+        dist.all_reduce(summed)
+        return summed.cpu()
+
+    def sum(self, values: list[float]) -> list[float]:
+        """Element-wise sum of a few numbers over all processes (identity for one process)."""
+        if not self.enabled:
+            return values
+        return self.all_reduce(torch.tensor(values, dtype=torch.float64)).tolist()
 
     def gather(self, obj: object) -> list[object]:
         """Every process's object, in rank order (on every process)."""

@@ -39,6 +39,16 @@ def label_smoothed_loss(
 CHUNK_ELEMENTS = 1 << 22  # float32 temporaries of at most 16 MB: reused, not page-faulted
 
 
+def _smoothed_terms(
+    gold: Tensor, pad: Tensor, total: Tensor, epsilon: float, V: int
+) -> tuple[Tensor, Tensor]:
+    """Per-row (smoothed loss, nll) from log p(gold), log p(pad) and the sum of log p over the
+    vocabulary: -sum q log p with q = 1 - eps on the gold token, eps / (V - 2) on every other
+    token but padding (none there)."""
+    others = gold + pad - total  # -(the sum of log p over every token but gold and pad)
+    return (1.0 - epsilon) * -gold + epsilon / (V - 2) * others, -gold
+
+
 def _chunks(n_rows: int, V: int) -> list[slice]:
     step = max(1, CHUNK_ELEMENTS // V)
     return [slice(i, i + step) for i in range(0, n_rows, step)]
@@ -57,10 +67,9 @@ class _SmoothedCrossEntropy(torch.autograd.Function):
             x = logits[rows].float()  # (n, V)
             lse[rows] = torch.logsumexp(x, dim=-1)
             gold = x.gather(-1, target[rows, None]).squeeze(-1) - lse[rows]  # log p(gold)
-            sum_all = x.sum(dim=-1) - V * lse[rows]  # sum of log p over the vocabulary
-            others = gold + (x[:, pad_id] - lse[rows]) - sum_all  # -(sum but gold and pad)
-            nll[rows] = -gold
-            loss[rows] = (1.0 - epsilon) * -gold + epsilon / (V - 2) * others
+            total = x.sum(dim=-1) - V * lse[rows]  # sum of log p over the vocabulary
+            pad = x[:, pad_id] - lse[rows]
+            loss[rows], nll[rows] = _smoothed_terms(gold, pad, total, epsilon, V)
         real = (target != pad_id).float()  # (N,)
         ctx.save_for_backward(logits, target, lse, real)
         ctx.epsilon, ctx.pad_id = epsilon, pad_id
@@ -135,9 +144,10 @@ class _ProjectedSmoothedCrossEntropy(torch.autograd.Function):
             real = (gold_ids != pad_id).to(torch.float32)  # (n, 1)
             logp = torch.log_softmax(h @ w.t(), dim=-1, dtype=torch.float32)  # (n, V)
             gold = logp.gather(-1, gold_ids)  # (n, 1) log p(gold)
-            others = gold + logp[:, pad_id, None] - logp.sum(-1, keepdim=True)  # -(rest)
-            nll -= (gold * real).sum()
-            loss += (((1.0 - epsilon) * -gold + smooth * others) * real).sum()
+            total = logp.sum(-1, keepdim=True)
+            row_loss, row_nll = _smoothed_terms(gold, logp[:, pad_id, None], total, epsilon, V)
+            loss += (row_loss * real).sum()
+            nll += (row_nll * real).sum()
             if not want_grad:
                 continue
             # d loss / d logits = p - q: q is smooth everywhere but padding (0) and gold.

@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from aiayn.layout import METRICS_FILE
+
+# exp(50) ~ 5e21: far above any perplexity worth reading, and far below float overflow (exp(710))
+# that a diverged run's loss would otherwise reach.
+MAX_LOG_PERPLEXITY = 50.0
+
+
+def perplexity(nll: float) -> float:
+    """exp(nll per token), capped so that a diverged run logs a large number, not inf."""
+    return math.exp(min(nll, MAX_LOG_PERPLEXITY))
 
 
 class MetricsLog:
@@ -57,8 +67,11 @@ def read_metrics(run: Path) -> list[dict[str, Any]]:
             records.append(json.loads(line))
         except json.JSONDecodeError as err:
             if n == len(lines):  # no line end after it: the write was cut short
-                print(f"warning: {path}, line {n}: incomplete last record skipped (the run was "
-                      "stopped while writing it)", file=sys.stderr)  # fmt: skip
+                print(
+                    f"warning: {path}, line {n}: incomplete last record skipped (the run was "
+                    "stopped while writing it)",
+                    file=sys.stderr,
+                )
                 continue
             raise ValueError(
                 f"{path}, line {n}: not a JSON record ({err.msg}); delete or repair that line"

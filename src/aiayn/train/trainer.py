@@ -8,12 +8,13 @@ N batches are accumulated by one process or spread over N.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
 import signal
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +32,11 @@ from aiayn.train import checkpoint as ckpt
 from aiayn.train.distributed import Distributed
 from aiayn.train.host_memory import bound_kernel_cache, heap_trimmer
 from aiayn.train.loss import projected_smoothed_loss
-from aiayn.train.metrics import MetricsLog
+from aiayn.train.metrics import MetricsLog, perplexity
 from aiayn.train.recovery import last_good
 from aiayn.train.run import RunFiles
 from aiayn.train.schedule import learning_rate
+from aiayn.train.step_stats import RunningTotals, StepStats, StopFlags
 from aiayn.train.validate import Validation, validate
 
 
@@ -59,18 +61,6 @@ BATCHING_KEYS = ("world_size", "update_freq", "max_tokens", "pad_to")
 
 class TrainingError(RuntimeError):
     """The run cannot go on; the message says why and what to do."""
-
-
-@dataclass
-class TrainState:
-    """Everything besides weights and optimizer that a resumed run needs to go on exactly."""
-
-    step: int = 0
-    best_bleu: float | None = None
-    best_step: int | None = None
-    validations_without_improvement: int = 0
-    bad_steps_in_a_row: int = 0
-    tokens_seen: int = 0
 
 
 class Trainer:
@@ -99,11 +89,16 @@ class Trainer:
         self.scaler = torch.amp.GradScaler("cuda", enabled=train_cfg.precision == "fp16")
         self.train_data = ParallelData(run.data, "train")
         self.sampler = TokenBatchSampler(
-            self.train_data.src_lengths, self.train_data.tgt_lengths, train_cfg.max_tokens,
-            seed=train_cfg.seed, rank=dist.rank, world_size=dist.world_size,
-            multiple_of=dist.world_size * train_cfg.update_freq, pad_to=train_cfg.pad_to,
-        )  # fmt: skip
-        self.state = TrainState()
+            self.train_data.src_lengths,
+            self.train_data.tgt_lengths,
+            train_cfg.max_tokens,
+            seed=train_cfg.seed,
+            rank=dist.rank,
+            world_size=dist.world_size,
+            multiple_of=dist.world_size * train_cfg.update_freq,
+            pad_to=train_cfg.pad_to,
+        )
+        self.state = ckpt.TrainState()
         self.metrics = MetricsLog(run.root, enabled=dist.is_main)
         torch.manual_seed(train_cfg.seed + 1000 * dist.rank)  # dropout differs across ranks
         self.net: torch.nn.Module = self.model
@@ -139,7 +134,7 @@ class Trainer:
                 f"{saved}; resume with the same (now {now}), so that the data position means "
                 "the same batches"
             )
-        self.state = TrainState(**state["train_state"])
+        self.state = ckpt.train_state_from_json(state)
         self.sampler.load_state_dict(state["sampler"])
         if state.get("scaler"):
             self.scaler.load_state_dict(state["scaler"])
@@ -163,79 +158,87 @@ class Trainer:
         cfg = self.cfg
         started = last_save = time.monotonic()
         stream = self.batches()
-        bar = tqdm(total=cfg.max_steps, initial=self.state.step, desc="train", unit=" steps",
-                   disable=not self.progress, dynamic_ncols=True)  # fmt: skip
-        window = {"loss": 0.0, "nll": 0.0, "tokens": 0.0, "time": time.monotonic()}
+        bar = tqdm(
+            total=cfg.max_steps,
+            initial=self.state.step,
+            desc="train",
+            unit=" steps",
+            disable=not self.progress,
+            dynamic_ncols=True,
+        )
+        window = RunningTotals()
         stop_reason = "max_steps"
         with self._signals():
             while self.state.step < cfg.max_steps:
-                group = [b for _, b in zip(range(cfg.update_freq), stream, strict=False)]
-                if len(group) < cfg.update_freq:
+                batches = list(itertools.islice(stream, cfg.update_freq))
+                if len(batches) < cfg.update_freq:
                     stop_reason = "max_epochs"
                     break
-                clock = time.monotonic()
-                flags = [
-                    float(self._stop_signal),
-                    float(self.dist.is_main and bool(cfg.max_minutes)
-                          and clock - started >= 60 * cfg.max_minutes),
-                    float(self.dist.is_main and bool(cfg.save_minutes)
-                          and clock - last_save >= 60 * cfg.save_minutes),
-                ]  # fmt: skip
-                loss, nll, tokens, signal_flag, out_of_time, save_due = self.update(group, flags)
-                if math.isfinite(loss):
-                    window["loss"] += loss * tokens
-                    window["nll"] += nll * tokens
-                    window["tokens"] += tokens
+                stats = self.update(batches, self._stop_flags(started, last_save))
+                stepped = math.isfinite(stats.loss)  # a skipped update reports no loss
+                if stepped:
+                    window.add(stats)
                     bar.update(1)
-                    bar.set_postfix(self._postfix(window, loss), refresh=False)
+                    bar.set_postfix(self._postfix(window, stats.loss), refresh=False)
                 step = self.state.step
-                if cfg.log_every and step % cfg.log_every == 0 and window["tokens"]:
+                if cfg.log_every and step % cfg.log_every == 0 and window.tokens:
                     self._log_train(window)
-                due = cfg.valid_every and step % cfg.valid_every == 0 and math.isfinite(loss)
-                if due:
+                    window = RunningTotals()
+                if cfg.valid_every and step % cfg.valid_every == 0 and stepped:
                     validation_started = time.monotonic()
                     patience_ran_out = self._validate_and_keep_best(bar)
-                    window["time"] += time.monotonic() - validation_started  # not training time
+                    window.started += time.monotonic() - validation_started  # not training time
                     if patience_ran_out:
                         stop_reason = "patience"
                         break
-                if signal_flag or out_of_time:
-                    stop_reason = "signal" if signal_flag else "max_minutes"
+                flags = stats.flags
+                if flags.signal or flags.out_of_time:
+                    stop_reason = "signal" if flags.signal else "max_minutes"
                     break
-                saving = (cfg.save_every and step % cfg.save_every == 0) or save_due
-                if saving and math.isfinite(loss):
+                saving = (cfg.save_every and step % cfg.save_every == 0) or flags.save_due
+                if saving and stepped:
                     self.save()
                     last_save = time.monotonic()
         bar.close()
         return self._finish(stop_reason, started)
 
-    def update(self, group: list[Batch], flags: list[float]) -> list[float]:
-        """One optimizer step over a group of batches; returns the summed statistics of all
-        processes: (loss per token, nll per token, tokens, stop signal, out of time, save due)."""
+    def _stop_flags(self, started: float, last_save: float) -> StopFlags:
+        """This process's reasons to stop or save. Only the main process reads the clocks: the
+        update's all-reduce then gives every process the same answer."""
+        cfg, now, main = self.cfg, time.monotonic(), self.dist.is_main
+        return StopFlags(
+            signal=self._stop_signal,
+            out_of_time=main and bool(cfg.max_minutes) and now - started >= 60 * cfg.max_minutes,
+            save_due=main and bool(cfg.save_minutes) and now - last_save >= 60 * cfg.save_minutes,
+        )
+
+    def update(self, batches: list[Batch], flags: StopFlags) -> StepStats:
+        """One optimizer step over this process's batches of an update; returns the update's
+        statistics and stop flags, summed over all processes (a skipped update: nan loss)."""
         cfg, device = self.cfg, self.dist.device
         self.net.train()
-        local_tokens = sum(b.n_tgt_tokens for b in group)
-        (total_tokens,) = self.dist.sum([float(local_tokens)])
+        local_tokens = sum(b.n_tgt_tokens for b in batches)
+        (total_tokens,) = self.dist.sum([float(local_tokens)])  # the backward passes divide by it
         lr = learning_rate(self.state.step + 1, self.model.cfg.d_model, cfg.warmup, cfg.lr_scale)
-        for group_ in self.optimizer.param_groups:
-            group_["lr"] = lr
+        for param_group in self.optimizer.param_groups:
+            param_group["lr"] = lr
         loss_sum = nll_sum = 0.0
-        for i, batch in enumerate(group):
-            sync = i == len(group) - 1 or not self.dist.enabled
+        for i, batch in enumerate(batches):
+            sync = i == len(batches) - 1 or not self.dist.enabled
             with contextlib.nullcontext() if sync else self.net.no_sync():  # type: ignore[operator]
                 loss, nll = self._forward_backward(batch, total_tokens, device)
             loss_sum, nll_sum = loss_sum + loss, nll_sum + nll
-        finite = float(math.isfinite(loss_sum))
-        totals = self.dist.sum([loss_sum, nll_sum, 1.0 - finite, *flags])
-        loss_sum, nll_sum, bad, *flags = totals
-        if bad:
-            return self._skip_update(totals, total_tokens)
+        # This process's part (its tokens too); one all-reduce makes it the whole update's.
+        local = StepStats(loss_sum, nll_sum, local_tokens, int(not math.isfinite(loss_sum)), flags)
+        stats = StepStats.from_tensor(self.dist.all_reduce(local.to_tensor()))
+        if stats.non_finite:
+            return self._skip_update(stats)
         self.scaler.unscale_(self.optimizer)
         # The gradient norm (the same on every process after DDP's all-reduce): clipped if asked,
         # and checked, since a finite loss can still give non-finite gradients.
         norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.clip_norm or math.inf)
         if not torch.isfinite(norm) and cfg.precision != "fp16":  # fp16: the scaler skips it
-            return self._skip_update(totals, total_tokens)
+            return self._skip_update(stats)
         self.scaler.step(self.optimizer)
         self.scaler.update()
         self.optimizer.zero_grad(set_to_none=True)
@@ -243,7 +246,7 @@ class Trainer:
         self.state.step += 1
         self.state.bad_steps_in_a_row = 0
         self.state.tokens_seen += int(total_tokens)
-        return [loss_sum / total_tokens, nll_sum / total_tokens, total_tokens, *flags]
+        return stats
 
     def _forward_backward(self, batch: Batch, total_tokens: float, device) -> tuple[float, float]:
         src, tgt_in, tgt_out = (t.to(device) for t in (batch.src, batch.tgt_in, batch.tgt_out))
@@ -252,9 +255,12 @@ class Trainer:
             with self.autocast():
                 states = self.net(src, tgt_in, real, project=False)  # (N, D): real positions
                 loss, nll = projected_smoothed_loss(
-                    states, self.model.output_weight, tgt_out[real], self.cfg.label_smoothing,
+                    states,
+                    self.model.output_weight,
+                    tgt_out[real],
+                    self.cfg.label_smoothing,
                     self.model.cfg.pad_id,
-                )  # fmt: skip
+                )
             # DDP averages gradients over processes; scaling by their number makes the result
             # the gradient of (summed loss of the update) / (its target tokens).
             scaled = loss * (self.dist.world_size / total_tokens)
@@ -267,8 +273,9 @@ class Trainer:
             ) from None
         return loss.item(), nll.item()
 
-    def _skip_update(self, totals: list[float], total_tokens: float) -> list[float]:
-        """A non-finite loss: no step is taken; too many in a row stop the run."""
+    def _skip_update(self, stats: StepStats) -> StepStats:
+        """A non-finite loss (or gradient): no step is taken and the stats keep their flags but
+        report no loss; too many in a row stop the run."""
         self.optimizer.zero_grad(set_to_none=True)
         if self.cfg.precision == "fp16":  # lower the scale, the usual cure for fp16 overflow
             self.scaler.update(self.scaler.get_scale() * self.scaler.get_backoff_factor())
@@ -284,7 +291,7 @@ class Trainer:
                 f"is {last.path if last else '(none)'}: {why}. Try a lower lr_scale, "
                 "clip_norm=1, or precision=fp32"
             )
-        return [math.nan, math.nan, total_tokens, *totals[3:]]
+        return replace(stats, loss_sum=math.nan, nll_sum=math.nan)
 
     # -- validation, saving, reporting --------------------------------------------------------
 
@@ -310,9 +317,11 @@ class Trainer:
             state.best_bleu, state.best_step = result.bleu, state.step
             state.validations_without_improvement = 0
             ckpt.write_checkpoint(
-                self.run.root / layout.CHECKPOINTS / layout.BEST, self.model, self.run.tokenizer,
+                self.run.root / layout.CHECKPOINTS / layout.BEST,
+                self.model,
+                self.run.tokenizer,
                 {"step": state.step, "valid": result.as_dict()},
-            )  # fmt: skip
+            )
         else:
             state.validations_without_improvement += 1
 
@@ -328,7 +337,7 @@ class Trainer:
         all_rng = self.dist.gather(rng)
         if self.dist.is_main:
             state = {
-                "train_state": self.state.__dict__,
+                **ckpt.train_state_to_json(self.state),
                 "sampler": self.sampler.state_dict(),
                 "rng": all_rng,
                 "scaler": self.scaler.state_dict() if self.scaler.is_enabled() else None,
@@ -342,24 +351,26 @@ class Trainer:
             ckpt.clean_up(self.run.root, self.cfg.keep_last)
         self.dist.barrier()
 
-    def _postfix(self, window: dict, loss: float) -> dict[str, str]:
-        elapsed = max(time.monotonic() - window["time"], 1e-9)
+    def _postfix(self, window: RunningTotals, loss: float) -> dict[str, str]:
         return {
             "loss": f"{loss:.3f}",
             "lr": f"{self.optimizer.param_groups[0]['lr']:.2e}",
-            "tok/s": f"{window['tokens'] / elapsed:,.0f}",
+            "tok/s": f"{window.tokens_per_s():,.0f}",
         }
 
-    def _log_train(self, window: dict) -> None:
-        elapsed = max(time.monotonic() - window["time"], 1e-9)
-        nll = window["nll"] / window["tokens"]
+    def _log_train(self, window: RunningTotals) -> None:
+        nll = window.nll_sum / window.tokens
         self.metrics.write(
-            "train", self.state.step, epoch=self.sampler.epoch,
-            loss=window["loss"] / window["tokens"], nll_loss=nll, ppl=math.exp(min(nll, 50)),
+            "train",
+            self.state.step,
+            epoch=self.sampler.epoch,
+            loss=window.loss_sum / window.tokens,
+            nll_loss=nll,
+            ppl=perplexity(nll),
             lr=self.optimizer.param_groups[0]["lr"],
-            tokens_per_s=window["tokens"] / elapsed, tokens=self.state.tokens_seen,
-        )  # fmt: skip
-        window.update(loss=0.0, nll=0.0, tokens=0.0, time=time.monotonic())
+            tokens_per_s=window.tokens_per_s(),
+            tokens=self.state.tokens_seen,
+        )
 
     def _finish(self, reason: str, started: float) -> dict[str, Any]:
         """Final validation and checkpoint (unless just done), and the summary."""

@@ -2,23 +2,21 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
 
-from aiayn.config import TrainConfig
+from aiayn.config import DecodeConfig, TrainConfig
 from aiayn.data.batching import TokenBatchSampler
 from aiayn.data.dataset import ParallelData
-from aiayn.data.meta import DataMeta
 from aiayn.data.vocab import Tokenizer
-from aiayn.decode.greedy import greedy_decode
-from aiayn.decode.translate import InputLimits, translate_lines
-from aiayn.evaluate import score
+from aiayn.decode.translate import translate_lines
+from aiayn.evaluate import evaluate_split
 from aiayn.model import Transformer
 from aiayn.train.loss import projected_smoothed_loss
+from aiayn.train.metrics import perplexity
 
 
 @dataclass(frozen=True)
@@ -67,30 +65,28 @@ def validation_loss(model: Transformer, data: ParallelData, cfg: TrainConfig, au
     return loss_sum / tokens, nll_sum / tokens
 
 
-def references(data_dir: Path, split: str, n: int | None = None) -> list[list[str]]:
-    """The reference streams of a split: the target, then any extra references."""
-    meta = DataMeta.load(data_dir)
-    names = ["tgt"] + [f"ref{k}" for k in range(1, meta.n_refs.get(split, 1))]
-    streams = [
-        (Path(data_dir) / f"{split}.{name}.txt").read_text(encoding="utf-8").splitlines()
-        for name in names
-    ]
-    return [s[:n] for s in streams] if n else streams
-
-
 @torch.no_grad()
 def validate(
     model: Transformer, data_dir: Path, cfg: TrainConfig, autocast: Callable, tokenizer: Path
 ) -> Validation:
+    """Loss and perplexity on the whole validation split; BLEU and chrF of greedy translations
+    of its first `cfg.valid_bleu_sentences` lines (all if 0), as `aiayn evaluate --beam 1`."""
     data = ParallelData(data_dir, "valid")
     loss, nll = validation_loss(model, data, cfg, autocast)
-    n = cfg.valid_bleu_sentences or None
-    sources = (Path(data_dir) / "valid.src.txt").read_text(encoding="utf-8").splitlines()[:n]
+    greedy = DecodeConfig(beam=1, max_tokens=cfg.max_tokens)
+    spm = Tokenizer(tokenizer)
+
+    def translate(sources: list[str]) -> list[str]:
+        return translate_lines(model, spm, sources, greedy)
+
     with autocast():
-        limits = InputLimits(max_tokens=cfg.max_tokens)
-        hyps = translate_lines(model, Tokenizer(tokenizer), sources, greedy_decode, limits)
-    scores = score(hyps, references(data_dir, "valid", n))
+        found = evaluate_split(data_dir, "valid", translate, cfg.valid_bleu_sentences or None)
     return Validation(
-        loss, nll, math.exp(min(nll, 50)), scores.bleu, scores.chrf, len(sources),
-        scores.bleu_signature,
-    )  # fmt: skip
+        loss=loss,
+        nll_loss=nll,
+        ppl=perplexity(nll),
+        bleu=found.scores.bleu,
+        chrf=found.scores.chrf,
+        sentences=len(found.hypotheses),
+        bleu_signature=found.scores.bleu_signature,
+    )

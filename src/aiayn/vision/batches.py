@@ -23,8 +23,9 @@ def from_scenes(scenes: list[Scene]) -> Batch:
     return Batch(images, masks=torch.stack([s.mask for s in scenes]), scenes=tuple(scenes))
 
 
-def train_batch(task: str, step: int, batch_size: int, seed: int, image_size: int,
-                augment: bool) -> Batch:  # fmt: skip
+def train_batch(
+    task: str, step: int, batch_size: int, seed: int, image_size: int, augment: bool
+) -> Batch:
     """The batch of one training step: the same on resume."""
     if task != "classify":
         return from_scenes(scene_batch("train", train_seeds(step, batch_size, seed), image_size))

@@ -35,13 +35,25 @@ def build_model(cfg: VisionConfig) -> nn.Module:
     spec = layer_spec(cfg)
     if cfg.task == "detect":
         return DETR(
-            spec, cfg.n_encoder_layers, cfg.n_decoder_layers, cfg.image_size, cfg.in_channels,
-            cfg.num_classes, cfg.n_queries, cfg.backbone_channels, cfg.backbone_stride,
-        )  # fmt: skip
+            spec,
+            cfg.n_encoder_layers,
+            cfg.n_decoder_layers,
+            cfg.image_size,
+            cfg.in_channels,
+            cfg.num_classes,
+            cfg.n_queries,
+            cfg.backbone_channels,
+            cfg.backbone_stride,
+        )
     encoder = ViTEncoder(
-        spec, cfg.n_encoder_layers, cfg.image_size, cfg.patch_size, cfg.in_channels,
-        class_token=cfg.task == "classify", positions=cfg.positions,
-    )  # fmt: skip
+        spec,
+        cfg.n_encoder_layers,
+        cfg.image_size,
+        cfg.patch_size,
+        cfg.in_channels,
+        class_token=cfg.task == "classify",
+        positions=cfg.positions,
+    )
     if cfg.task == "classify":
         return ViT(encoder, cfg.num_classes)
     return SETR(encoder, cfg.num_classes + 1, cfg.patch_size)  # + background

@@ -133,13 +133,28 @@ def apply_vision_overrides(
 # The digit models, sized for a CPU: ViT on 8x8 digits (2x2 patches: 16 words), DETR (post-norm,
 # ReLU, at most 8 objects) and SETR (4x4 patches) on 32x32 scenes.
 _CLASSIFY = VisionConfig(
-    image_size=8, patch_size=2, in_channels=1, num_classes=10, d_model=64, d_ff=128, n_heads=4,
-    n_encoder_layers=4, dropout=0.0,
-)  # fmt: skip
+    image_size=8,
+    patch_size=2,
+    in_channels=1,
+    num_classes=10,
+    d_model=64,
+    d_ff=128,
+    n_heads=4,
+    n_encoder_layers=4,
+    dropout=0.0,
+)
 _DETECT = dataclasses.replace(
-    _CLASSIFY, task="detect", image_size=32, norm_first=False, activation="relu", norm_eps=1e-5,
-    n_queries=8, n_encoder_layers=2, n_decoder_layers=3, backbone_channels=16,
-)  # fmt: skip
+    _CLASSIFY,
+    task="detect",
+    image_size=32,
+    norm_first=False,
+    activation="relu",
+    norm_eps=1e-5,
+    n_queries=8,
+    n_encoder_layers=2,
+    n_decoder_layers=3,
+    backbone_channels=16,
+)
 _SEGMENT = dataclasses.replace(_CLASSIFY, task="segment", image_size=32, patch_size=4)
 _TINY = dict(d_model=16, d_ff=32, n_heads=2, n_encoder_layers=1)
 

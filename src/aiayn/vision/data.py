@@ -102,8 +102,10 @@ def _free_place(rng: np.random.Generator, size: int, side: int, taken: list) -> 
     """A top-left corner where a side x side square overlaps no taken one (20 tries)."""
     for _ in range(20):
         y, x = (int(v) for v in rng.integers(0, size - side + 1, size=2))
-        if all(y + side <= ty or ty + th <= y or x + side <= tx or tx + tw <= x
-               for ty, tx, th, tw in taken):  # fmt: skip
+        if all(
+            y + side <= ty or ty + th <= y or x + side <= tx or tx + tw <= x
+            for ty, tx, th, tw in taken
+        ):
             return y, x
     return None
 

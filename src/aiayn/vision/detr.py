@@ -28,10 +28,12 @@ class BoxHead(nn.Module):
     def __init__(self, d_model: int) -> None:
         super().__init__()
         self.layers = nn.Sequential(
-            nn.Linear(d_model, d_model), nn.ReLU(),
-            nn.Linear(d_model, d_model), nn.ReLU(),
+            nn.Linear(d_model, d_model),
+            nn.ReLU(),
+            nn.Linear(d_model, d_model),
+            nn.ReLU(),
             nn.Linear(d_model, 4),
-        )  # fmt: skip
+        )
 
     def forward(self, x: Tensor) -> Tensor:
         """(..., D) -> (..., 4) boxes (cx, cy, w, h) in [0, 1]."""

@@ -35,8 +35,11 @@ def draw_boxes(ax, found: ImageBoxes, colour: str, threshold: float = 0.0) -> in
         keep = (found.scores >= threshold).numpy()
     for i in np.flatnonzero(keep):
         x0, y0, x1, y1 = found.boxes[i].tolist()
-        ax.add_patch(Rectangle((x0 - 0.5, y0 - 0.5), x1 - x0, y1 - y0, fill=False,
-                               edgecolor=colour, linewidth=1.5))  # fmt: skip
+        ax.add_patch(
+            Rectangle(
+                (x0 - 0.5, y0 - 0.5), x1 - x0, y1 - y0, fill=False, edgecolor=colour, linewidth=1.5
+            )
+        )
         text = str(int(found.labels[i]))
         if found.scores is not None:
             text += f" {float(found.scores[i]):.2f}"
@@ -45,9 +48,11 @@ def draw_boxes(ax, found: ImageBoxes, colour: str, threshold: float = 0.0) -> in
 
 
 def detections_figure(
-    images: list[Tensor], predictions: list[ImageBoxes], truths: list[ImageBoxes] | None = None,
+    images: list[Tensor],
+    predictions: list[ImageBoxes],
+    truths: list[ImageBoxes] | None = None,
     threshold: float = 0.5,
-) -> Figure:  # fmt: skip
+) -> Figure:
     """Scenes with the predicted boxes (score >= threshold) in yellow, the true ones in cyan."""
     n = len(images)
     fig, axes = plt.subplots(1, n, figsize=(2.4 * n, 2.7), squeeze=False)
@@ -72,8 +77,9 @@ def segmentation_figure(
         _show(axes[0][i], images[i], "scene")
         masks = [("predicted", predicted[i])] + ([("true", truths[i])] if truths else [])
         for r, (name, mask) in enumerate(masks, start=1):
-            axes[r][i].imshow(mask.numpy(), cmap=MASK_COLOURS, vmin=0, vmax=10,
-                              interpolation="nearest")  # fmt: skip
+            axes[r][i].imshow(
+                mask.numpy(), cmap=MASK_COLOURS, vmin=0, vmax=10, interpolation="nearest"
+            )
             axes[r][i].set_title(name, fontsize=8)
             axes[r][i].axis("off")
     handles = [Rectangle((0, 0), 1, 1, color=MASK_COLOURS(d + 1)) for d in range(10)]
@@ -86,8 +92,9 @@ def attention_figure(images: Tensor, maps: Tensor, labels: list[str]) -> Figure:
     """Per image (rows): the digit, then the class token's attention over the patches at every
     layer (mean of heads). `maps` is (layers, B, G, G) from `ViT.class_token_attention`."""
     n_layers, B = maps.shape[:2]
-    fig, axes = plt.subplots(B, n_layers + 1, figsize=(1.8 * (n_layers + 1), 1.9 * B),
-                             squeeze=False)  # fmt: skip
+    fig, axes = plt.subplots(
+        B, n_layers + 1, figsize=(1.8 * (n_layers + 1), 1.9 * B), squeeze=False
+    )
     for b in range(B):
         _show(axes[b][0], images[b], labels[b])
         for j in range(n_layers):

@@ -40,8 +40,9 @@ def evaluate_split(model: nn.Module, cfg: VisionConfig, split: str, count: int =
         for b in batches:
             out = model(b.images)
             predictions += detections_to_boxes(out.logits[-1], out.boxes[-1], cfg.image_size)
-            truths += [ImageBoxes(cxcywh_to_xyxy(s.boxes) * cfg.image_size, s.labels)
-                       for s in b.scenes]  # fmt: skip
+            truths += [
+                ImageBoxes(cxcywh_to_xyxy(s.boxes) * cfg.image_size, s.labels) for s in b.scenes
+            ]
         return {**mean_average_precision(predictions, truths), "images": len(truths)}
     finally:
         model.train(was_training)

@@ -57,7 +57,9 @@ def set_loss(
 ) -> Tensor:
     """The sum of every decoder layer's set loss (the last layer's, plus the auxiliary ones)."""
     return sum(
-        (layer_set_loss(out.logits[j], out.boxes[j], labels, targets, w)
-         for j in range(out.logits.shape[0])),
+        (
+            layer_set_loss(out.logits[j], out.boxes[j], labels, targets, w)
+            for j in range(out.logits.shape[0])
+        ),
         start=torch.zeros((), device=out.logits.device),
-    )  # fmt: skip
+    )

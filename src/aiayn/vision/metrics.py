@@ -38,11 +38,17 @@ def mean_average_precision(predictions: list[ImageBoxes], truths: list[ImageBoxe
         "images": [{"id": i} for i in range(len(truths))],
         "categories": [{"id": c} for c in range(1 + _max_label([*truths, *predictions]))],
         "annotations": [
-            {"id": n + 1, "image_id": i, "category_id": int(c), "bbox": _xywh(b), "area": _area(b),
-             "iscrowd": 0}
+            {
+                "id": n + 1,
+                "image_id": i,
+                "category_id": int(c),
+                "bbox": _xywh(b),
+                "area": _area(b),
+                "iscrowd": 0,
+            }
             for n, (i, b, c) in enumerate(_flat(truths))
         ],
-    }  # fmt: skip
+    }
     detections = [
         {"image_id": i, "category_id": int(c), "bbox": _xywh(b), "score": float(s)}
         for i, p in enumerate(predictions)

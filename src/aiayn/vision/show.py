@@ -64,7 +64,11 @@ def predict_image(
         "out": str(out),
         "objects": [
             {"class": int(c), "score": round(float(s), 4), "box": [round(v, 1) for v in b]}
-            for c, s, b in zip(found.labels[keep].tolist(), found.scores[keep].tolist(),
-                               found.boxes[keep].tolist(), strict=True)
+            for c, s, b in zip(
+                found.labels[keep].tolist(),
+                found.scores[keep].tolist(),
+                found.boxes[keep].tolist(),
+                strict=True,
+            )
         ],
-    }  # fmt: skip
+    }

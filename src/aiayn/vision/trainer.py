@@ -130,8 +130,13 @@ class VisionTrainer:
         """Train to `max_steps` (or `max_minutes`); returns the last validation and timings."""
         cfg, start, start_step = self.train_cfg, time.monotonic(), self.step
         self.model.train()
-        bar = tqdm(total=cfg.max_steps, initial=self.step, disable=not self.progress,
-                   file=sys.stderr, desc=f"train {self.cfg.task}")  # fmt: skip
+        bar = tqdm(
+            total=cfg.max_steps,
+            initial=self.step,
+            disable=not self.progress,
+            file=sys.stderr,
+            desc=f"train {self.cfg.task}",
+        )
         while self.step < cfg.max_steps:
             self.step += 1
             loss = self.train_step()
@@ -150,15 +155,20 @@ class VisionTrainer:
         self.save()
         self.log.close()
         minutes = (time.monotonic() - start) / 60
-        return {"step": self.step, "steps_this_run": self.step - start_step,
-                "minutes": round(minutes, 2), "valid": scores}  # fmt: skip
+        return {
+            "step": self.step,
+            "steps_this_run": self.step - start_step,
+            "minutes": round(minutes, 2),
+            "valid": scores,
+        }
 
     def train_step(self) -> float:
         cfg = self.train_cfg
         for group in self.optimizer.param_groups:
             group["lr"] = learning_rate(self.step, cfg)
-        batch = train_batch(self.cfg.task, self.step, cfg.batch_size, cfg.seed,
-                            self.cfg.image_size, cfg.augment)  # fmt: skip
+        batch = train_batch(
+            self.cfg.task, self.step, cfg.batch_size, cfg.seed, self.cfg.image_size, cfg.augment
+        )
         loss = task_loss(self.model, batch, self.cfg.task, cfg)
         if not torch.isfinite(loss):
             raise FloatingPointError(f"step {self.step}: the loss is {loss.item()}")

@@ -1,0 +1,31 @@
+"""The step rules every search shares: no eos before min_len tokens, only eos at the limit."""
+
+import math
+
+import torch
+
+from aiayn.decode.steps import FORCED_EOS_SCORE, apply_rules, max_lengths
+
+EOS = 2
+
+
+def test_eos_is_held_back_until_min_len_tokens_are_out():
+    scores = torch.zeros(2, 5)
+    nowhere = torch.tensor([False, False])
+    for t in (1, 2):
+        assert (apply_rules(scores, t, nowhere, min_len=2, eos_id=EOS)[:, EOS] == -math.inf).all()
+    assert (apply_rules(scores, 3, nowhere, min_len=2, eos_id=EOS) == 0).all()
+
+
+def test_the_limit_leaves_only_eos_even_an_impossible_one():
+    scores = torch.tensor([[0.0, -1.0, -math.inf, -2.0], [0.0, -1.0, -0.5, -2.0]])
+    ruled = apply_rules(scores, 4, torch.tensor([True, False]), min_len=0, eos_id=EOS)
+    assert ruled[0].argmax() == EOS and ruled[0, EOS] == FORCED_EOS_SCORE
+    assert (ruled[0, [0, 1, 3]] == -math.inf).all()
+    assert torch.equal(ruled[1], scores[1]), "a row below its limit is untouched"
+
+
+def test_the_limit_counts_real_source_tokens():
+    src = torch.tensor([[5, 6, 7, 2], [5, 2, 0, 0]])  # the second is padded
+    assert max_lengths(src, pad_id=0, max_len_a=1.0, max_len_b=3).tolist() == [7, 5]
+    assert max_lengths(src, pad_id=0, max_len_a=0.0, max_len_b=0).tolist() == [1, 1]
