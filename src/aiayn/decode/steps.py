@@ -28,18 +28,21 @@ def max_lengths(src: Tensor, pad_id: int, max_len_a: float, max_len_b: int) -> T
     return lengths.long().clamp(min=1)  # at least room for eos
 
 
-def apply_rules(scores: Tensor, t: int, at_limit: Tensor, min_len: int, eos_id: int) -> Tensor:
+def apply_rules(
+    scores: Tensor, t: int, at_limit: Tensor | None, min_len: int, eos_id: int
+) -> Tensor:
     """Scores of the next token (logits or log-probabilities) as the rules allow them at step t.
 
     Args:
         scores: (R, V), one row per hypothesis.
-        at_limit: (R,) bool, True where step t is the row's last allowed step.
+        at_limit: (R,) bool, True where step t is the row's last allowed step; None when no
+            row can be at its limit yet (no host sync to find out).
     Returns:
         (R, V): eos at -inf before step min_len + 1; only eos where at_limit.
     """
     if t <= min_len:
         scores = scores.index_fill(-1, torch.tensor([eos_id], device=scores.device), -math.inf)
-    if at_limit.any():
+    if at_limit is not None and at_limit.any():
         forced = torch.full_like(scores, -math.inf)  # (R, V)
         forced[:, eos_id] = scores[:, eos_id].clamp(min=FORCED_EOS_SCORE)
         scores = torch.where(at_limit[:, None], forced, scores)
@@ -64,14 +67,15 @@ def token_by_token(
     """
     ids = model.cfg
     limit = max_lengths(src, ids.pad_id, cfg.max_len_a, cfg.max_len_b)  # (B,)
-    B, T_max = src.shape[0], int(limit.max())
+    B, T_max, shortest = src.shape[0], int(limit.max()), int(limit.min())
     out = torch.full((B, T_max), ids.pad_id, dtype=torch.long, device=src.device)  # (B, T)
     cache = model.init_cache(model.encode(src), capacity=T_max)
     active = torch.arange(B, device=src.device)  # (B',) rows still decoding
     step = torch.full((B, 1), ids.bos_id, dtype=torch.long, device=src.device)  # (B', 1)
     for t in range(1, T_max + 1):
         decoded = model.decode(step, cache=cache)
-        logits = apply_rules(decoded.logits[:, -1], t, limit[active] <= t, cfg.min_len, ids.eos_id)
+        at_limit = limit[active] <= t if t >= shortest else None  # (B',)
+        logits = apply_rules(decoded.logits[:, -1], t, at_limit, cfg.min_len, ids.eos_id)
         token = pick(logits, active)  # (B',)
         out[active, t - 1] = token
         going = token != ids.eos_id  # (B',)
