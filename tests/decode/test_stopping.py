@@ -12,6 +12,7 @@ import pytest
 import tests.decode.test_beam as scripted
 from aiayn.config import DecodeConfig
 from aiayn.decode.beam import beam_search
+from aiayn.decode.greedy import greedy_decode
 from tests.decode.test_beam import EOS, SRC, A, B, ScriptedModel
 
 # "a a a" is the best translation under |Y|^1 (log .2835 / 4 = -0.315), but "b" and "" end
@@ -119,3 +120,15 @@ def test_both_rules_give_finished_hypotheses_best_first():
         for hyps in beam_search(model, src, DecodeConfig(beam=3, nbest=3, max_len_b=6, stop=stop)):
             assert len(hyps) == 3 and all(len(h.tokens) < 5 + 6 for h in hyps)
             assert [h.score for h in hyps] == sorted((h.score for h in hyps), reverse=True)
+
+
+def test_beam_one_is_not_greedy_under_the_bound_rule():
+    # Greedy stops at the first eos (.40 at step 1); beam search at K=1 keeps its one live
+    # hypothesis going while it could still win under the length penalty, and "a a a" does.
+    # This is why `aiayn translate --beam 1` (and every engine's translate) decodes greedily.
+    greedy = greedy_decode(ScriptedModel(), SRC, DecodeConfig(beam=1))
+    one = beam_search(
+        ScriptedModel(), SRC, DecodeConfig(beam=1, length_penalty="power", alpha=1.0)
+    )[0]
+    assert greedy == [[]]
+    assert [h.tokens for h in one] == [[A, A, A]]

@@ -7,10 +7,9 @@ import argparse
 from aiayn.config import DecodeConfig
 
 
-def exported_nbest(
-    args: argparse.Namespace, lines: list[str], cfg: DecodeConfig
-) -> list[list[tuple[str, float]]]:
-    """The n best (translation, score) of each line from the engine `args.engine` names."""
+def exported_engine(args: argparse.Namespace, cfg: DecodeConfig):
+    """The engine `args.engine` names on the exported directory `args.model`: an object with
+    `translate(lines, cfg)` (the best of each line) and `nbest(lines, cfg)`."""
     if cfg.sample:
         raise ValueError(f"--sample runs on our own engine only; drop --engine {args.engine}")
     if cfg.precision != "fp32":
@@ -18,9 +17,9 @@ def exported_nbest(
     if args.engine == "ctranslate2":
         from aiayn.engines.ctranslate2 import CTranslate2Engine
 
-        return CTranslate2Engine(args.model, args.device).nbest(lines, cfg)
+        return CTranslate2Engine(args.model, args.device)
     if args.engine == "onnx":
         from aiayn.engines.onnx import OnnxEngine
 
-        return OnnxEngine(args.model).nbest(lines, cfg)
+        return OnnxEngine(args.model)
     raise ValueError(f"unknown engine {args.engine!r}; choose aiayn, ctranslate2 or onnx")

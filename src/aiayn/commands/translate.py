@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
+from functools import partial
 from pathlib import Path
 
 from aiayn.config import (
@@ -141,17 +142,17 @@ def run_translate(args: argparse.Namespace) -> int:
     cfg = decode_config(args)
     lines = read_lines(args.input)
     if args.engine != "aiayn":
-        from aiayn.commands.engines import exported_nbest
+        from aiayn.commands.engines import exported_engine
 
-        nbest = exported_nbest(args, lines, cfg)
+        engine = exported_engine(args, cfg)
+        translate, nbest = engine.translate, engine.nbest
     else:
         model, tokenizer = load_translator(args.model, args.device, cfg.precision)
-        if cfg.nbest == 1:
-            return write_output(args, lines_text(translate_lines(model, tokenizer, lines, cfg)))
-        nbest = nbest_lines(model, tokenizer, lines, cfg)
+        translate = partial(translate_lines, model, tokenizer)
+        nbest = partial(nbest_lines, model, tokenizer)
     if cfg.nbest == 1:
-        return write_output(args, lines_text([n[0][0] for n in nbest]))
-    return write_output(args, format_nbest(nbest))
+        return write_output(args, lines_text(translate(lines, cfg)))
+    return write_output(args, format_nbest(nbest(lines, cfg)))
 
 
 def lines_text(lines: list[str]) -> str:
@@ -179,10 +180,12 @@ def run_evaluate(args: argparse.Namespace) -> int:
 
     cfg = decode_config(args)
     if args.engine != "aiayn":
-        from aiayn.commands.engines import exported_nbest
+        from aiayn.commands.engines import exported_engine
+
+        engine = exported_engine(args, cfg)
 
         def translate(sources: list[str]) -> list[str]:
-            return [n[0][0] for n in exported_nbest(args, sources, cfg)]
+            return engine.translate(sources, cfg)
     else:
         model, tokenizer = load_translator(args.model, args.device, cfg.precision)
 

@@ -100,8 +100,11 @@ def translate_lines(
 
 
 def decoder(cfg: DecodeConfig) -> Decoder:
-    """The 1-best decoder `cfg` names: sampling, beam search, or greedy decoding at beam 1 (the
-    same result as beam search, faster)."""
+    """The 1-best decoder `cfg` names: sampling, beam search, or greedy decoding at beam 1.
+
+    Greedy decoding stops at the first eos. Beam search at K=1 can differ: under the "bound"
+    rule its one live hypothesis goes on past an eos while a longer one could still win under
+    the length penalty."""
     if cfg.sample:
         return Sampler(cfg)
     if cfg.beam == 1:

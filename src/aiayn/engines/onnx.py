@@ -16,7 +16,7 @@ from torch import Tensor
 
 from aiayn.config import DecodeConfig, ModelConfig
 from aiayn.data.vocab import Tokenizer
-from aiayn.decode.translate import nbest_lines
+from aiayn.decode.translate import nbest_lines, translate_lines
 from aiayn.export.onnx import DECODER_FILE, ENCODER_FILE
 from aiayn.layout import CONFIG_FILE
 from aiayn.model import KVCache
@@ -110,3 +110,8 @@ class OnnxEngine:
     def nbest(self, lines: list[str], cfg: DecodeConfig) -> list[list[tuple[str, float]]]:
         """The `cfg.nbest` best (translation, score) of each line, in input order."""
         return nbest_lines(self.model, self.tokenizer, lines, cfg)  # type: ignore[arg-type]
+
+    def translate(self, lines: list[str], cfg: DecodeConfig) -> list[str]:
+        """The best translation of each line, in input order, by the search `aiayn translate`
+        runs for `cfg` (greedy decoding at beam 1)."""
+        return translate_lines(self.model, self.tokenizer, lines, cfg)  # type: ignore[arg-type]
