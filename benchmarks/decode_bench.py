@@ -342,7 +342,7 @@ def ratios(results: dict) -> dict:
         for s, d in results["tokens_per_s"].items()
     }
     ct2 = [s for s in med if s.startswith("CT2")]
-    ours = [s for s in med if s.startswith("aiayn")]
+    ours = [s for s in med if SYSTEMS[s][0] == "aiayn"]  # our own decoding, not the exports
     out = {}
     if not ct2 or not ours:
         return out
@@ -356,7 +356,7 @@ def ratios(results: dict) -> dict:
         }
     for members in CLASSES.values():
         peers = [s for s in members if s in ct2]
-        for s in (m for m in members if m in ours and peers):
+        for s in (m for m in members if m in med and m not in ct2 and peers):
             best = max(peers, key=lambda p: med[p]["32,4"])
             out[f"32,4 {s} vs {best}"] = round(med[s]["32,4"] / med[best]["32,4"], 2)
     return out

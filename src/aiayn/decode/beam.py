@@ -12,8 +12,10 @@ continue with the K best others. When a sentence is done depends on the stopping
   first, so this rule favours them.
 
 Either way a sentence is done at its length limit; done sentences leave the active batch, so the
-work shrinks as the batch finishes. Every sentence is searched independently: its result does
-not depend on its batch mates.
+work shrinks as the batch finishes. Every sentence is searched independently: in float32 its
+result does not depend on its batch mates. In bf16 and int8 the arithmetic can (rounding that
+follows the batch's matrix shapes; dynamic int8's one activation scale per call), which
+`benchmarks/serve_bench.py` measures.
 """
 
 from __future__ import annotations
