@@ -32,3 +32,29 @@ def test_trimming_returns_freed_heap_pages_to_the_os():
     after = resident_mb()
     libc.free(blocks[-1])
     assert before - after > 100, (before, after)
+
+
+@pytest.mark.parametrize("trim", [True, False])
+def test_validation_trims_before_each_loss_batch_and_before_decoding(trim, tiny_data, monkeypatch):
+    """Validation is a run's memory peak: with trim_heap it returns the free pages before every
+    loss batch (batches of new shapes) and before the greedy decoding; without, never."""
+    import contextlib
+
+    from aiayn import Transformer, preset
+    from aiayn.config import TrainConfig
+    from aiayn.data.batching import TokenBatchSampler
+    from aiayn.data.dataset import ParallelData
+    from aiayn.data.meta import DataDir
+    from aiayn.train import validate
+
+    calls = []
+    monkeypatch.setattr(validate, "heap_trimmer", lambda: lambda: calls.append(1))
+    cfg = TrainConfig(trim_heap=trim, max_tokens=64, valid_bleu_sentences=4)
+    data = ParallelData(tiny_data, "valid")
+    batches = TokenBatchSampler(
+        data.src_lengths, data.tgt_lengths, 64, shuffle=False, pad_to=cfg.pad_to
+    )
+    model = Transformer(preset("tiny")).eval()
+    validate.validate(model, tiny_data, cfg, contextlib.nullcontext, DataDir(tiny_data).tokenizer)
+    expected = len(list(batches.epoch_batches(0))) + 1 if trim else 0
+    assert expected != 1 and len(calls) == expected

@@ -15,6 +15,7 @@ from aiayn.data.vocab import Tokenizer
 from aiayn.decode.translate import translate_lines
 from aiayn.evaluate import evaluate_split
 from aiayn.model import Transformer
+from aiayn.train.host_memory import heap_trimmer
 from aiayn.train.loss import projected_smoothed_loss
 from aiayn.train.metrics import perplexity
 
@@ -48,7 +49,9 @@ def validation_loss(model: Transformer, data: ParallelData, cfg: TrainConfig, au
         data.src_lengths, data.tgt_lengths, cfg.max_tokens, shuffle=False, pad_to=cfg.pad_to
     )
     loss_sum = nll_sum = tokens = 0.0
+    release = heap_trimmer() if cfg.trim_heap else lambda: None
     for indices in sampler.epoch_batches(0):
+        release()  # the last batch's free pages, before a batch of another shape (host_memory)
         batch = data.collate(indices, cfg.pad_to)
         tgt_out = batch.tgt_out.to(device)
         real = tgt_out != model.cfg.pad_id  # (B, T)
@@ -73,6 +76,8 @@ def validate(
     of its first `cfg.valid_bleu_sentences` lines (all if 0), as `aiayn evaluate --beam 1`."""
     data = ParallelData(data_dir, "valid")
     loss, nll = validation_loss(model, data, cfg, autocast)
+    if cfg.trim_heap:  # the loss batches' free pages, before decoding allocates anew
+        heap_trimmer()()
     greedy = DecodeConfig(beam=1, max_tokens=cfg.max_tokens)
     spm = Tokenizer(tokenizer)
 
