@@ -56,8 +56,9 @@ Pick = Callable[[Tensor, Tensor], Tensor]
 def token_by_token(
     model: Transformer, src: Tensor, pick: Pick, cfg: DecodeConfig
 ) -> list[list[int]]:
-    """One token per step for each sentence, chosen by `pick`, until eos or the length limit;
-    finished sentences leave the active batch.
+    """One token per step for each sentence, chosen by `pick`, until eos or the length limit.
+    Finished sentences leave the batch once they are half of it (until then they are carried
+    along, their outputs ignored): each departure re-allocates the cache.
 
     Args:
         model: in eval mode.
@@ -70,21 +71,24 @@ def token_by_token(
     B, T_max, shortest = src.shape[0], int(limit.max()), int(limit.min())
     out = torch.full((B, T_max), ids.pad_id, dtype=torch.long, device=src.device)  # (B, T)
     cache = model.init_cache(model.encode(src), capacity=T_max)
-    active = torch.arange(B, device=src.device)  # (B',) rows still decoding
+    active = torch.arange(B, device=src.device)  # (B',) rows in the batch being decoded
+    finished = torch.zeros(B, dtype=torch.bool, device=src.device)  # (B',) past their eos
     step = torch.full((B, 1), ids.bos_id, dtype=torch.long, device=src.device)  # (B', 1)
     for t in range(1, T_max + 1):
         decoded = model.decode(step, cache=cache)
         at_limit = limit[active] <= t if t >= shortest else None  # (B',)
         logits = apply_rules(decoded.logits[:, -1], t, at_limit, cfg.min_len, ids.eos_id)
-        token = pick(logits, active)  # (B',)
-        out[active, t - 1] = token
-        going = token != ids.eos_id  # (B',)
-        if not going.any():
+        token = pick(logits, active).masked_fill(finished, ids.eos_id)  # (B',)
+        out[active, t - 1] = token  # a finished row's output ends at its first eos (strip)
+        finished = finished | (token == ids.eos_id)
+        n_finished = int(finished.sum())  # the one host sync of a step
+        if n_finished == len(finished):
             break
         cache = decoded.cache
-        if not going.all():
-            keep = going.nonzero().squeeze(1)  # (B'',)
+        if 2 * n_finished >= len(finished):  # drop finished rows once they are half the batch:
+            keep = (~finished).nonzero().squeeze(1)  # (B'',)  fewer, larger steps of the cache
             cache, active, token = cache.reorder(keep), active[keep], token[keep]
+            finished = finished[keep]
         step = token[:, None]  # (B', 1)
     return [strip(row, ids.eos_id, ids.pad_id) for row in out.tolist()]
 

@@ -12,12 +12,13 @@ Two causes, found by sampling resident memory step by step on the Bible (small p
    growing. `malloc_trim(0)` after each update returns the free pages (peak 1.4 GB). It is not
    free: the next step faults those pages in again, about a fifth of a bf16 step's time on the
    2-core EPYC; `TrainConfig.trim_heap=False` trades bounded memory for that speed.
-3. Validation is the run's peak (1.6-1.9 GB in a 30-minute run, against 1.4 GB for updates):
+3. Validation was the run's peak (1.6-1.9 GB in a 30-minute run, against 1.4 GB for updates):
    its loss batches and the greedy decoding's changing shapes allocate through the heap's
    scattered free chunks, faulting them in again. A trim before each loss batch and before the
-   decoding lowers the loss part's peak by 0.14-0.24 GB; the decoding still adds 0.45-0.6 GB,
-   of which only about 0.1 GB is live (measured with every block above 128 KiB given its own
-   mapping, `MALLOC_MMAP_THRESHOLD_=131072`, which bounds memory but costs 40% of a bf16 step).
+   decoding lowers the loss part's peak by 0.14-0.24 GB. The decoding (decode/steps.py) now
+   drops its finished rows only once they are half its batch, not at every eos, so its cache is
+   re-allocated a few times instead of dozens: it adds 0.31-0.43 GB above the trimmed process
+   instead of 0.45-0.62 (100 steps, a validation every 25).
 """
 
 from __future__ import annotations
