@@ -29,3 +29,43 @@ def test_the_limit_counts_real_source_tokens():
     src = torch.tensor([[5, 6, 7, 2], [5, 2, 0, 0]])  # the second is padded
     assert max_lengths(src, pad_id=0, max_len_a=1.0, max_len_b=3).tolist() == [7, 5]
     assert max_lengths(src, pad_id=0, max_len_a=0.0, max_len_b=0).tolist() == [1, 1]
+
+
+def test_finished_rows_leave_the_batch_in_few_reorders():
+    """Row r ends at step r + 1. Dropping each finished row at once would re-allocate the
+    cache at 7 of the 8 steps; dropping them once they are half the batch does it 3 times
+    (8 -> 4 -> 2 -> 1 rows), and every row still ends at its own eos."""
+    from aiayn.config import DecodeConfig
+    from aiayn.decode.greedy import greedy_decode
+    from tests.decode.test_beam import EOS, A, Cfg, Out, PrefixCache
+
+    reorders = []
+
+    class CountingCache(PrefixCache):
+        def reorder(self, indices, sources=None):
+            reorders.append(len(indices))
+            return CountingCache(self.prefix.index_select(0, indices))
+
+    class EndsAtItsRow:
+        """Column 0 of the cache carries each row's number r; eos is certain at step r + 1."""
+
+        cfg = Cfg()
+
+        def encode(self, src):
+            return src
+
+        def init_cache(self, src, capacity=0):
+            return CountingCache(src[:, :1] - 5)  # the row numbers, 0 .. B-1
+
+        def decode(self, last, cache):
+            prefix = torch.cat((cache.prefix, last), dim=1)
+            t = prefix.shape[1] - 1  # the step being decoded
+            logits = torch.full((prefix.shape[0], 1, 5), -math.inf)
+            ends = prefix[:, 0] + 1 == t
+            logits[ends, 0, EOS], logits[~ends, 0, A] = 0.0, 0.0
+            return Out(logits, CountingCache(prefix))
+
+    src = torch.tensor([[5 + r, 5, EOS] for r in range(8)])  # (8, 3)
+    out = greedy_decode(EndsAtItsRow(), src, DecodeConfig(beam=1))
+    assert out == [[A] * r for r in range(8)]
+    assert reorders == [4, 2, 1]
