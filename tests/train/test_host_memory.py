@@ -48,7 +48,10 @@ def test_validation_trims_before_each_loss_batch_and_before_decoding(trim, tiny_
     from aiayn.train import validate
 
     calls = []
-    monkeypatch.setattr(validate, "heap_trimmer", lambda: lambda: calls.append(1))
+    real = validate.heap_trimmer
+    monkeypatch.setattr(
+        validate, "heap_trimmer", lambda on: (lambda: calls.append(1)) if on else real(on)
+    )
     cfg = TrainConfig(trim_heap=trim, max_tokens=64, valid_bleu_sentences=4)
     data = ParallelData(tiny_data, "valid")
     batches = TokenBatchSampler(

@@ -38,8 +38,11 @@ def bound_kernel_cache() -> None:
     os.environ.setdefault(ONEDNN_CACHE_ENV, str(ONEDNN_CACHE_PRIMITIVES))
 
 
-def heap_trimmer() -> Callable[[], None]:
-    """A function that returns the C heap's free pages to the OS (or does nothing)."""
+def heap_trimmer(enabled: bool = True) -> Callable[[], None]:
+    """A function that returns the C heap's free pages to the OS; one that does nothing when
+    not `enabled` (`TrainConfig.trim_heap`) or where there is no malloc_trim."""
+    if not enabled:
+        return lambda: None
     try:
         trim = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
     except (OSError, AttributeError):  # macOS, Windows, musl: no malloc_trim

@@ -107,7 +107,7 @@ class Trainer:
             self.net = DistributedDataParallel(self.model, device_ids=ids)
         self._stop_signal = False
         # Bounded memory on batches of changing shapes (see host_memory).
-        self._release_heap = heap_trimmer() if train_cfg.trim_heap else lambda: None
+        self._release_heap = heap_trimmer(train_cfg.trim_heap)
         self._check_precision()
 
     # -- set-up ------------------------------------------------------------------------------

@@ -41,17 +41,23 @@ class Validation:
 
 
 @torch.no_grad()
-def validation_loss(model: Transformer, data: ParallelData, cfg: TrainConfig, autocast) -> tuple:
-    """(smoothed loss, nll) per target token over the whole split, in length order."""
+def validation_loss(
+    model: Transformer,
+    data: ParallelData,
+    cfg: TrainConfig,
+    autocast,
+    release: Callable[[], None] = lambda: None,
+) -> tuple:
+    """(smoothed loss, nll) per target token over the whole split, in length order; `release`
+    runs before each batch (a heap trim: batches of new shapes would fragment the heap)."""
     model.eval()
     device = next(model.parameters()).device
     sampler = TokenBatchSampler(
         data.src_lengths, data.tgt_lengths, cfg.max_tokens, shuffle=False, pad_to=cfg.pad_to
     )
     loss_sum = nll_sum = tokens = 0.0
-    release = heap_trimmer() if cfg.trim_heap else lambda: None
     for indices in sampler.epoch_batches(0):
-        release()  # the last batch's free pages, before a batch of another shape (host_memory)
+        release()
         batch = data.collate(indices, cfg.pad_to)
         tgt_out = batch.tgt_out.to(device)
         real = tgt_out != model.cfg.pad_id  # (B, T)
@@ -75,9 +81,9 @@ def validate(
     """Loss and perplexity on the whole validation split; BLEU and chrF of greedy translations
     of its first `cfg.valid_bleu_sentences` lines (all if 0), as `aiayn evaluate --beam 1`."""
     data = ParallelData(data_dir, "valid")
-    loss, nll = validation_loss(model, data, cfg, autocast)
-    if cfg.trim_heap:  # the loss batches' free pages, before decoding allocates anew
-        heap_trimmer()()
+    release = heap_trimmer(cfg.trim_heap)  # validation is a run's memory peak (host_memory)
+    loss, nll = validation_loss(model, data, cfg, autocast, release)
+    release()  # the loss batches' free pages, before decoding allocates anew
     greedy = DecodeConfig(beam=1, max_tokens=cfg.max_tokens)
     spm = Tokenizer(tokenizer)
 
