@@ -1,6 +1,13 @@
-"""Shared test helpers: tiny seeded models and padded batches."""
+"""Shared test helpers: tiny seeded models and padded batches.
+
+`AIAYN_TEST_DEVICE=cuda pytest tests/model tests/decode tests/train` runs the suite with torch's
+default device set to that device: models and tensors the tests make land there, and the
+trainer picks it. Unset, everything runs on the CPU as before.
+"""
 
 from __future__ import annotations
+
+import os
 
 import pytest
 import torch
@@ -10,6 +17,24 @@ from aiayn.cli import main
 from aiayn.config import ModelConfig
 from aiayn.data.prepare import PrepareOptions, prepare
 from tests.data.conftest import synthetic_pairs, write_tsv
+
+TEST_DEVICE = torch.device(os.environ.get("AIAYN_TEST_DEVICE", "cpu"))
+
+
+def pytest_configure(config):
+    if TEST_DEVICE.type != "cpu":
+        torch.set_default_device(TEST_DEVICE)
+
+
+def seeded(seed: int) -> torch.Generator:
+    """A seeded generator on torch's default device (the test device, or the CPU inside a
+    `with torch.device("cpu")` block): random test data made where the models run."""
+    return torch.Generator(device=torch.get_default_device()).manual_seed(seed)
+
+
+def pytest_report_header(config):
+    return f"aiayn test device: {TEST_DEVICE}"
+
 
 # A run that takes seconds: the tiny model, small batches, accumulation, dropout on.
 TINY_RUN = [
@@ -32,9 +57,8 @@ TINY_RUN = [
 
 def padded_batch(lengths: list[int], cfg: ModelConfig, seed: int, start_with_bos: bool = False):
     """Right-padded random token ids (B, max(lengths)); real tokens avoid the special ids."""
-    g = torch.Generator().manual_seed(seed)
     L = max(lengths)
-    tokens = torch.randint(3, cfg.vocab_size, (len(lengths), L), generator=g)
+    tokens = torch.randint(3, cfg.vocab_size, (len(lengths), L), generator=seeded(seed))
     for i, n in enumerate(lengths):
         tokens[i, n:] = cfg.pad_id
     if start_with_bos:
@@ -54,6 +78,14 @@ def perturb_vectors(model: Transformer, scale: float = 0.1) -> None:
     for p in model.parameters():
         if p.ndim == 1:
             p.add_(torch.randn_like(p) * scale)
+
+
+@pytest.fixture
+def on_cpu():
+    """For a CPU-only feature (int8 decoding): the test makes its models and data on the CPU,
+    whatever the test device."""
+    with torch.device("cpu"):
+        yield
 
 
 @pytest.fixture(params=[False, True], ids=["post-norm", "pre-norm"])

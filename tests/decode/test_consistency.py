@@ -8,6 +8,7 @@ import torch
 from aiayn.config import DecodeConfig
 from aiayn.decode.beam import beam_search
 from aiayn.decode.greedy import greedy_decode
+from tests.conftest import seeded
 from tests.train.test_learns import reverse_batch, train_reversal
 
 
@@ -19,7 +20,7 @@ def model():
 
 @pytest.fixture(scope="module")
 def sources(model):
-    src, _, _ = reverse_batch(torch.Generator().manual_seed(5), 12, model.cfg)
+    src, _, _ = reverse_batch(seeded(5), 12, model.cfg)
     return src  # (12, S), lengths 3..7, right-padded
 
 

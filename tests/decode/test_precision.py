@@ -13,7 +13,7 @@ from aiayn.decode.greedy import greedy_decode
 from aiayn.decode.precision import for_decoding
 from aiayn.train.loss import label_smoothed_loss
 from aiayn.train.schedule import learning_rate
-from tests.conftest import padded_batch, tiny_model
+from tests.conftest import padded_batch, seeded, tiny_model
 
 
 def copy_batch(g: torch.Generator, n: int, cfg):
@@ -34,7 +34,7 @@ def train_copying(steps: int = 400):
     try:
         torch.manual_seed(0)
         model = Transformer(preset("tiny", vocab_size=16, dropout=0.0))
-        cfg, g = model.cfg, torch.Generator().manual_seed(1)
+        cfg, g = model.cfg, seeded(1)
         opt = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
         rate = partial(learning_rate, d_model=cfg.d_model, warmup=40, scale=1.0)
         schedule = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: rate(step + 1))
@@ -50,10 +50,10 @@ def train_copying(steps: int = 400):
     return model.eval()
 
 
-def test_int8_picks_the_same_greedy_tokens_as_fp32_on_a_trained_model():
+def test_int8_picks_the_same_greedy_tokens_as_fp32_on_a_trained_model(on_cpu):
     model = train_copying()
     cfg = model.cfg
-    src, _, tgt_out = copy_batch(torch.Generator().manual_seed(98), 48, cfg)
+    src, _, tgt_out = copy_batch(seeded(98), 48, cfg)
     fp32 = greedy_decode(model, src)
     int8 = greedy_decode(for_decoding(copy.deepcopy(model), "int8"), src)
     expected = [[t for t in row if t not in (cfg.pad_id, cfg.eos_id)] for row in tgt_out.tolist()]
@@ -62,7 +62,7 @@ def test_int8_picks_the_same_greedy_tokens_as_fp32_on_a_trained_model():
     assert sum(a == b for a, b in zip(fp32, int8, strict=True)) >= 43  # most of 48 (9 in 10)
 
 
-def test_int8_quantizes_the_linear_layers_and_the_output_projection():
+def test_int8_quantizes_the_linear_layers_and_the_output_projection(on_cpu):
     model = tiny_model(seed=3)
     embedding = model.src_embed.weight.detach().clone()
     int8 = for_decoding(copy.deepcopy(model), "int8")

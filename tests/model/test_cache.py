@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from tests.conftest import padded_batch, tiny_model
+from tests.conftest import TEST_DEVICE, padded_batch, tiny_model
 
 
 def decode_in_chunks(model, src, tgt_in, chunk_sizes):
@@ -82,7 +82,7 @@ def test_cached_decoding_under_bf16_autocast_keeps_the_cache_in_bf16():
     model = tiny_model(seed=14)
     src = padded_batch([5, 3], model.cfg, seed=8)
     tgt_in = padded_batch([6, 6], model.cfg, seed=9, start_with_bos=True)
-    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+    with torch.no_grad(), torch.autocast(TEST_DEVICE.type, dtype=torch.bfloat16):
         cached = decode_in_chunks(model, src, tgt_in, [1, 2, 1, 2])
         full = model(src, tgt_in)
         cache = model.init_cache(model.encode(src))

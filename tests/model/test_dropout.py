@@ -1,9 +1,11 @@
-"""The CPU dropout: its drop rate, scaling, gradient and repeatability."""
+"""The CPU dropout: its drop rate, scaling, gradient and repeatability (on another test device,
+torch's fused dropout runs, with the exact probability)."""
 
 import pytest
 import torch
 
 from aiayn.model.dropout import LEVELS, Dropout, dropout
+from tests.conftest import TEST_DEVICE
 
 
 def test_drops_the_asked_fraction_and_keeps_the_expectation():
@@ -12,7 +14,7 @@ def test_drops_the_asked_fraction_and_keeps_the_expectation():
     y = dropout(x, 0.1, training=True)
     dropped = (y == 0).float().mean().item()
     assert dropped == pytest.approx(0.1, abs=0.002)  # 1M draws: the standard error is 0.0003
-    q = round(0.1 * LEVELS) / LEVELS
+    q = round(0.1 * LEVELS) / LEVELS if TEST_DEVICE.type == "cpu" else 0.1
     kept = y[y != 0]
     assert torch.all(kept == 1 / (1 - q))
     assert y.mean().item() == pytest.approx(1.0, abs=0.005)

@@ -3,7 +3,7 @@
 import torch
 import torch.nn.functional as F
 
-from tests.conftest import padded_batch, tiny_model
+from tests.conftest import TEST_DEVICE, padded_batch, tiny_model
 
 
 def test_tied_matrix_gets_gradient_from_all_three_uses():
@@ -26,7 +26,7 @@ def test_bf16_autocast_stays_close_to_fp32(norm_first):
     tgt_in = padded_batch([6, 5], model.cfg, seed=4, start_with_bos=True)
     with torch.no_grad():
         fp32 = model(src, tgt_in)
-        with torch.autocast("cpu", dtype=torch.bfloat16):
+        with torch.autocast(TEST_DEVICE.type, dtype=torch.bfloat16):
             bf16 = model(src, tgt_in)
             cached = model.decode(tgt_in[:, :1], cache=model.init_cache(model.encode(src))).logits
     assert bf16.dtype == torch.bfloat16

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from aiayn import Transformer
-from tests.conftest import padded_batch, tiny_model
+from tests.conftest import TEST_DEVICE, padded_batch, tiny_model
 
 
 @pytest.mark.parametrize("changes", [{}, {"tie_embeddings": False, "norm_first": True}])
@@ -15,7 +15,7 @@ def test_round_trip_reproduces_outputs_exactly(tmp_path, changes):
         "config.json",
         "model.safetensors",
     ]
-    loaded = Transformer.load(tmp_path / "model").eval()
+    loaded = Transformer.load(tmp_path / "model", device=TEST_DEVICE).eval()
     assert loaded.cfg == model.cfg
     src = padded_batch([6, 4], model.cfg, seed=1)
     tgt_in = padded_batch([5, 3], model.cfg, seed=2, start_with_bos=True)

@@ -6,6 +6,7 @@ import torch
 from torch import nn as tnn
 
 from aiayn import nn as ann
+from tests.conftest import seeded
 
 D, H, F_, B, S, T = 16, 4, 32, 3, 7, 5
 ARGS = {"d_model": D, "nhead": H, "dim_feedforward": F_, "dropout": 0.0}
@@ -25,7 +26,7 @@ def pair(norm_first: bool, batch_first: bool, activation: str = "relu"):
 
 
 def inputs(batch_first: bool):
-    g = torch.Generator().manual_seed(1)
+    g = seeded(1)
     src, tgt = torch.randn(B, S, D, generator=g), torch.randn(B, T, D, generator=g)
     pad = torch.zeros(B, S, dtype=torch.bool)
     pad[0, 5:], pad[2, 3:] = True, True  # True = padding (PyTorch's convention)
@@ -34,7 +35,7 @@ def inputs(batch_first: bool):
 
 def masks():
     causal_bool = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)  # True = masked
-    bias = torch.randn(T, T, generator=torch.Generator().manual_seed(2))
+    bias = torch.randn(T, T, generator=seeded(2))
     return {
         "bool": {"tgt_mask": causal_bool},
         "float": {"tgt_mask": tnn.Transformer.generate_square_subsequent_mask(T) + bias},

@@ -9,6 +9,8 @@ import pytest
 from aiayn.train.metrics import read_metrics
 
 SETTINGS = [
+    "--device",
+    "cpu",
     "--preset",
     "tiny",
     "--max-tokens",

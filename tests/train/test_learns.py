@@ -6,6 +6,7 @@ from aiayn import Transformer, preset
 from aiayn.decode.greedy import greedy_decode
 from aiayn.train.loss import label_smoothed_loss
 from aiayn.train.schedule import learning_rate
+from tests.conftest import seeded
 
 
 def reverse_batch(g: torch.Generator, n: int, cfg):
@@ -28,7 +29,7 @@ def train_reversal(steps: int) -> tuple[Transformer, float]:
     cfg = preset("tiny", vocab_size=16, d_model=64, d_ff=128, dropout=0.0)
     model = Transformer(cfg)
     opt = torch.optim.Adam(model.parameters(), lr=0, betas=(0.9, 0.98), eps=1e-9)
-    g = torch.Generator().manual_seed(1)
+    g = seeded(1)
     for step in range(1, steps + 1):
         for group in opt.param_groups:
             group["lr"] = learning_rate(step, cfg.d_model, warmup=100, scale=0.2)
@@ -45,7 +46,7 @@ def test_a_tiny_model_learns_to_reverse():
     model, nll = train_reversal(800)
     cfg = model.cfg
     assert nll < 0.05  # near zero (it starts at ln 16 = 2.8)
-    src, _, tgt_out = reverse_batch(torch.Generator().manual_seed(99), 32, cfg)
+    src, _, tgt_out = reverse_batch(seeded(99), 32, cfg)
     hyps = greedy_decode(model, src)
     expected = [[t for t in row if t not in (cfg.pad_id, cfg.eos_id)] for row in tgt_out.tolist()]
     assert sum(h == e for h, e in zip(hyps, expected, strict=True)) >= 30

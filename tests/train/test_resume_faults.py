@@ -118,5 +118,6 @@ def test_sigkill_in_bf16_loses_nothing(tiny_data, tmp_path):
 
 
 def test_sigkill_of_one_of_two_gloo_processes_loses_nothing(tiny_data, tmp_path):
-    args = ["train", "--data", str(tiny_data), *TINY_RUN, "save_every=1", "--max-steps", "16"]
+    args = ["train", "--data", str(tiny_data), "--device", "cpu", *TINY_RUN, "save_every=1"]
+    args += ["--max-steps", "16"]
     kill_three_times_and_resume(tmp_path, Launcher(tmp_path, 2), args, 16)
