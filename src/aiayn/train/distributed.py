@@ -39,6 +39,14 @@ class Distributed:
             if dev.type == "cuda":
                 if world_size > 1 or dev.index is None:
                     dev = torch.device("cuda", local_rank)
+                gpus = torch.cuda.device_count()
+                if dev.index >= gpus:
+                    raise ValueError(
+                        f"--device {device}: this process (local rank {local_rank}) needs "
+                        f"cuda:{dev.index}, but this machine has {gpus} GPU(s); start at most "
+                        f"{gpus} per node (torchrun --nproc-per-node {gpus}), or train on the "
+                        "CPU with --device cpu"
+                    )
                 torch.cuda.set_device(dev)
         except (RuntimeError, AssertionError) as err:
             raise ValueError(f"--device {device}: not usable here ({err})") from None

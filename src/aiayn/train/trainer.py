@@ -140,9 +140,13 @@ class Trainer:
             self.scaler.load_state_dict(state["scaler"])
         rng = state["rng"]
         if len(rng) == self.dist.world_size:  # the same processes: continue their streams
-            torch.set_rng_state(torch.tensor(rng[self.dist.rank]["cpu"], dtype=torch.uint8))
+            torch.set_rng_state(
+                torch.tensor(rng[self.dist.rank]["cpu"], dtype=torch.uint8, device="cpu")
+            )
             if self.dist.device.type == "cuda" and rng[self.dist.rank].get("cuda") is not None:
-                cuda_state = torch.tensor(rng[self.dist.rank]["cuda"], dtype=torch.uint8)
+                cuda_state = torch.tensor(
+                    rng[self.dist.rank]["cuda"], dtype=torch.uint8, device="cpu"
+                )
                 torch.cuda.set_rng_state(cuda_state, self.dist.device)
 
     # -- the loop ----------------------------------------------------------------------------
