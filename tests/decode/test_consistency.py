@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from aiayn.config import DecodeConfig
-from aiayn.decode.beam import beam_search
-from aiayn.decode.greedy import greedy_decode
+from aiayn.decode.beam import beam_search, length_penalty
+from aiayn.decode.greedy import greedy_decode, greedy_hypotheses
 from tests.conftest import seeded
 from tests.train.test_learns import reverse_batch, train_reversal
 
@@ -93,3 +93,19 @@ def test_a_sentence_decodes_alone_as_in_a_batch(model, sources):
 def test_beam_one_is_greedy_on_a_real_model(model, sources):
     one = beam_search(model, sources, DecodeConfig(beam=1, length_penalty="none"))
     assert [h[0].tokens for h in one] == greedy_decode(model, sources)
+
+
+def test_greedy_hypotheses_are_scored_as_beam_search_scores(model, sources):
+    """A beam of 1 in the server and `--nbest` decodes greedily, as `translate --beam 1` does;
+    its score (one teacher-forced pass) equals beam search's where the two find the same."""
+    cfg = DecodeConfig(beam=1)
+    greedy = greedy_hypotheses(model, sources, cfg)
+    assert [h[0].tokens for h in greedy] == greedy_decode(model, sources, cfg)
+    one = beam_search(model, sources, cfg)
+    same = [(g[0], b[0]) for g, b in zip(greedy, one, strict=True) if g[0].tokens == b[0].tokens]
+    assert len(same) >= len(sources) - 2
+    assert len({round(g.score, 3) for g, _ in same}) > len(same) // 2  # scores that differ
+    for g, b in same:
+        assert g.log_prob == pytest.approx(b.log_prob, abs=1e-4)
+        assert g.score == pytest.approx(b.score, abs=1e-4)
+        assert g.score == pytest.approx(g.log_prob / length_penalty(len(g.tokens) + 1, 0.6))

@@ -16,7 +16,7 @@ from aiayn import layout
 from aiayn.config import DecodeConfig
 from aiayn.data.vocab import Tokenizer
 from aiayn.decode.beam import Hypothesis, beam_search
-from aiayn.decode.greedy import greedy_decode
+from aiayn.decode.greedy import greedy_decode, greedy_hypotheses
 from aiayn.decode.precision import for_decoding
 from aiayn.decode.sampling import Sampler
 from aiayn.model import Transformer
@@ -129,7 +129,8 @@ def nbest_hypotheses(
 ) -> list[list[tuple[str, Hypothesis]]]:
     """The cfg.nbest best (translation, hypothesis) of each line, best first; an empty line
     gets one empty hypothesis."""
-    hyps = decode_lines(model, tokenizer, lines, partial(beam_search, cfg=cfg), [], cfg)
+    search = greedy_hypotheses if cfg.beam == 1 else beam_search  # as `translate --beam 1`
+    hyps = decode_lines(model, tokenizer, lines, partial(search, cfg=cfg), [], cfg)
     empty = [("", Hypothesis([], 0.0, 0.0))]
     return [[(tokenizer.decode([h.tokens])[0], h) for h in line] or empty for line in hyps]
 
