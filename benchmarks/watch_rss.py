@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/watch_rss.py LOG [--every 2] -- aiayn train --data data/en-de ...
 
-Writes "seconds MB" lines to LOG (the command's stderr to LOG.err, its stdout discarded) and,
+Writes "seconds MiB" lines to LOG (the command's stderr to LOG.err, its stdout discarded) and,
 when the command ends, prints the median, 99th percentile and highest sample, and the peak
 resident memory the kernel recorded for the process (which also catches peaks between samples).
 """
@@ -50,11 +50,11 @@ def main() -> None:
     if samples:
         ordered = sorted(samples)
         print(
-            f"{len(samples)} samples: median {statistics.median(samples):.0f} MB, 99th percentile "
-            f"{ordered[int(0.99 * (len(ordered) - 1))]} MB, highest {ordered[-1]} MB"
+            f"{len(samples)} samples: median {statistics.median(samples):.0f} MiB, 99th percentile "
+            f"{ordered[int(0.99 * (len(ordered) - 1))]} MiB, highest {ordered[-1]} MiB"
         )
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024  # the one child
-    print(f"exit {proc.returncode}; kernel-recorded peak: {peak} MB")
+    print(f"exit {proc.returncode}; kernel-recorded peak: {peak} MiB")
     sys.exit(proc.returncode or 0)
 
 
