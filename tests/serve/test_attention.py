@@ -1,4 +1,5 @@
-"""The attention matrix comes from the translation the batch found, in the model thread."""
+"""The model is loaded in its one thread, and the attention matrix comes from the translation the
+batch found, in that thread."""
 
 import threading
 
@@ -33,3 +34,25 @@ def test_attention_is_read_in_the_model_thread_without_a_second_search(tiny_run,
     assert att["target"][-1] == "</s>" and len(att["cross"]) == len(att["target"])
     text = Tokenizer(model_dir(tiny_run)).join(att["target"][:-1])
     assert text == item["text"]  # the matrix is that of the translation returned
+
+
+def test_the_model_is_loaded_in_the_thread_that_runs_it(tiny_run, monkeypatch):
+    """One thread calls PyTorch: a second (the loading one) would keep its own OpenMP team."""
+    loads, searches = [], []
+    load, search = app_module.load_translator, app_module.nbest_hypotheses
+
+    def recorded_load(*args, **kwargs):
+        loads.append(threading.get_ident())
+        return load(*args, **kwargs)
+
+    def recorded_search(*args, **kwargs):
+        searches.append(threading.get_ident())
+        return search(*args, **kwargs)
+
+    monkeypatch.setattr(app_module, "load_translator", recorded_load)
+    monkeypatch.setattr(app_module, "nbest_hypotheses", recorded_search)
+    with TestClient(create_app(tiny_run)) as client:
+        for text in ("The dog sees a cat.", "A cat."):
+            assert client.post("/translate", json={"text": text}).status_code == 200
+    assert len(loads) == 1 and loads[0] != threading.get_ident()
+    assert len(searches) == 2 and set(searches) == set(loads)

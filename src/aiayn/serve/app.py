@@ -16,7 +16,7 @@ from aiayn.config import DecodeConfig
 from aiayn.decode.beam import Hypothesis
 from aiayn.decode.translate import load_translator, nbest_hypotheses
 from aiayn.explain import attention_of
-from aiayn.serve.batcher import DynamicBatcher
+from aiayn.serve.batcher import DynamicBatcher, model_thread
 
 PAPER = DecodeConfig()  # the search's defaults: the paper's
 
@@ -50,10 +50,11 @@ def create_app(
     precision: str = "fp32",
     engine: str = "aiayn",
 ) -> FastAPI:
+    thread = model_thread()  # the model is loaded in the thread that runs it (batcher.py)
     if engine == "ctranslate2":  # an exported directory; its beam search: |Y|^alpha
         from aiayn.engines.ctranslate2 import CTranslate2Engine
 
-        model, ct2 = None, CTranslate2Engine(model_dir)
+        model, ct2 = None, thread.submit(CTranslate2Engine, model_dir).result()
 
         def translate(
             texts: list[str], beam: int, nbest: int
@@ -62,7 +63,7 @@ def create_app(
             found = ct2.nbest(texts, cfg)
             return [[(t, Hypothesis([], s, s)) for t, s in hyps] for hyps in found]
     else:
-        model, tokenizer = load_translator(model_dir, precision=precision)
+        model, tokenizer = thread.submit(load_translator, model_dir, precision=precision).result()
 
         def translate(
             texts: list[str], beam: int, nbest: int
@@ -78,7 +79,7 @@ def create_app(
         return {"source": found.source, "target": found.target_out, "cross": cross}
 
     batcher = DynamicBatcher(
-        translate, max_texts=REQUESTS_PER_BATCH * limits.max_texts, wait_ms=wait_ms
+        translate, max_texts=REQUESTS_PER_BATCH * limits.max_texts, wait_ms=wait_ms, executor=thread
     )
 
     @asynccontextmanager
