@@ -24,7 +24,7 @@ class Attention:
     cross: list[np.ndarray]  # per layer (T, S)
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def attention_for(
     model: Transformer, tokenizer: Tokenizer, sentence: str, beam: int = 4, head: int | None = None
 ) -> Attention:
@@ -38,7 +38,7 @@ def attention_for(
     return attention_of(model, tokenizer, ids, output, head)
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def attention_of(
     model: Transformer,
     tokenizer: Tokenizer,

@@ -65,7 +65,7 @@ def length_penalty(length: int, alpha: float, kind: str = "gnmt") -> float:
     raise ValueError(f"unknown length penalty {kind!r}; choose one of {LENGTH_PENALTIES}")
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def beam_search(model: Transformer, src: Tensor, cfg: DecodeConfig) -> list[list[Hypothesis]]:
     """The `nbest` best hypotheses of each sentence, best first.
 

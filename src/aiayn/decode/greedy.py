@@ -12,7 +12,7 @@ from aiayn.decode.steps import FORCED_EOS_SCORE, token_by_token
 from aiayn.model import Transformer
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def greedy_decode(
     model: Transformer, src: Tensor, cfg: DecodeConfig = DecodeConfig()
 ) -> list[list[int]]:
@@ -29,7 +29,7 @@ def greedy_decode(
     return token_by_token(model, src, lambda logits, rows: logits.argmax(dim=-1), cfg)
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def greedy_hypotheses(
     model: Transformer, src: Tensor, cfg: DecodeConfig = DecodeConfig()
 ) -> list[list[Hypothesis]]:

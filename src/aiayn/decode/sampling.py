@@ -39,7 +39,7 @@ def line_generator(seed: int, line: int, device: torch.device) -> torch.Generato
     return torch.Generator(device=device).manual_seed(state)
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def sample_decode(
     model: Transformer, src: Tensor, cfg: DecodeConfig, lines: Sequence[int] | None = None
 ) -> list[list[int]]:
