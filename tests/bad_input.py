@@ -487,6 +487,18 @@ CASES = [
         2,
         ("TMP/none", "no run to resume", "--data"),
     ),
+    Case(  # a GPU that is not there: none on a CPU build, or not this many
+        "train --device cuda:99",
+        argv_case("train", "--data", "DATA", "--out", "TMP/gpu", "--device", "cuda:99"),
+        2,
+        ("--device cuda:99", "GPU"),
+    ),
+    Case(
+        "evaluate --device cuda:99",
+        argv_case("evaluate", "--model", "RUN", "--data", "DATA", "--device", "cuda:99"),
+        2,
+        ("--device cuda:99", "GPU"),
+    ),
 ]
 
 

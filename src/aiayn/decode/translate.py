@@ -19,6 +19,7 @@ from aiayn.decode.beam import Hypothesis, beam_search
 from aiayn.decode.greedy import greedy_decode, greedy_hypotheses
 from aiayn.decode.precision import for_decoding
 from aiayn.decode.sampling import Sampler
+from aiayn.devices import usable_device
 from aiayn.model import Transformer
 
 Decoder = Callable[[Transformer, Tensor], list[list[int]]]
@@ -142,7 +143,7 @@ def load_translator(path: str | Path, device: str | torch.device = "cpu", precis
     makes the linear layers dynamic int8 (CPU only). Scores are normalized in float32.
     """
     directory = layout.model_dir(path)
-    model = Transformer.load(directory, device=device).eval()
+    model = Transformer.load(directory, device=usable_device(device)).eval()
     model = for_decoding(model, precision)
     tokenizer = Tokenizer(directory)
     if tokenizer.vocab_size != model.cfg.vocab_size:  # a foreign spm.model: ids would not fit

@@ -19,7 +19,7 @@ FEW_QUERIES = 8
 # On CUDA, the fused kernels aiayn lets PyTorch choose from. Not cuDNN's: in bf16 it builds an
 # execution plan for every new shape, and real batches and decoding steps bring new shapes all
 # the time (on an H100, beam search over 20 new source lengths took 37 s in bf16 with it and
-# 4.4 s without; fp32, which never picks it, 3.0 s). Flash and memory-efficient attention serve
+# 2.9 s without; fp32, which never picks it, 3.0 s). Flash and memory-efficient attention serve
 # any shape at once.
 CUDA_BACKENDS = [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
 

@@ -9,6 +9,8 @@ from datetime import timedelta
 import torch
 import torch.distributed as dist
 
+from aiayn.devices import usable_device
+
 
 @dataclass(frozen=True)
 class Distributed:
@@ -34,8 +36,8 @@ class Distributed:
         local_rank = int(os.environ.get("LOCAL_RANK", "0"))
         if device is None:
             device = "cuda" if torch.cuda.is_available() else "cpu"
+        dev = usable_device(device)
         try:
-            dev = torch.device(device)
             if dev.type == "cuda":
                 if world_size > 1 or dev.index is None:
                     dev = torch.device("cuda", local_rank)
