@@ -13,7 +13,7 @@ PACKAGE = Path(aiayn.__file__).parent
 
 # Lowest first. What a layer's packages may import: their own layer and every layer below.
 LAYERS = [
-    {"files", "layout", "config"},  # names and settings; nothing of aiayn's above them
+    {"files", "layout", "config", "devices"},  # names, settings, devices; nothing above
     {"data", "model"},  # the corpus and the network
     {"decode", "evaluate", "export", "interop", "nn"},  # what uses a trained network
     {"train", "engines", "explain"},  # training (it validates by decoding); exported engines
