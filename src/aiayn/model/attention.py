@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import torch
@@ -52,12 +53,8 @@ def scaled_dot_product_attention(
     """
     few_queries_on_cpu = q.shape[-2] <= FEW_QUERIES and q.device.type == "cpu"
     if not need_weights and not few_queries_on_cpu:
-        if q.device.type != "cuda":
-            out = F.scaled_dot_product_attention(
-                q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal
-            )  # (B, H, T, Dh)
-            return out, None
-        with sdpa_kernel(CUDA_BACKENDS):
+        cuda = q.device.type == "cuda"
+        with sdpa_kernel(CUDA_BACKENDS) if cuda else contextlib.nullcontext():
             out = F.scaled_dot_product_attention(
                 q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal
             )  # (B, H, T, Dh)
