@@ -80,6 +80,12 @@ def perturb_vectors(model: Transformer, scale: float = 0.1) -> None:
             p.add_(torch.randn_like(p) * scale)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def compile_cache(tmp_path_factory):
+    """Compiled decoder steps (`--compile`) go to a fresh directory, not the user's cache."""
+    os.environ["AIAYN_COMPILE_CACHE"] = str(tmp_path_factory.mktemp("compiled"))
+
+
 @pytest.fixture
 def on_cpu():
     """For a CPU-only feature (int8 decoding): the test makes its models and data on the CPU,

@@ -213,6 +213,7 @@ class DecodeConfig:
     max_input_tokens: int = 1024  # the longest input line, in pieces...
     too_long: str = "truncate"  # ...and what happens to a longer one: truncate | skip | error
     precision: str = "fp32"  # fp32; bf16: weights cast; int8: dynamic int8 linear layers (CPU)
+    compile: bool = False  # the decoder step compiled ahead of time (CPU; int8: weight-only)
 
     def __post_init__(self) -> None:
         for value, allowed, what in (

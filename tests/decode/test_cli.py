@@ -137,6 +137,20 @@ def test_sampling_and_bf16_from_the_command_line(run, tmp_path, capsys):
     assert len(capsys.readouterr().out.splitlines()) == 2
 
 
+@pytest.mark.slow
+def test_translate_with_a_compiled_step_gives_the_same_lines(run, tmp_path, capsys):
+    """`--compile` (AOTInductor, about 20 s) in float32: the lines of the eager decoder."""
+    src = tmp_path / "in.txt"
+    src.write_text("The dog sees a cat.\nthe old man reads a book\n")
+    args = ["translate", "--model", str(run), "--input", str(src), "--beam", "1"]
+    assert main(args) == 0
+    eager = capsys.readouterr().out
+    assert main([*args, "--compile"]) == 0
+    assert capsys.readouterr().out == eager and len(eager.splitlines()) == 2
+    assert main([*args, "--compile", "--engine", "onnx"]) == 2
+    assert "--compile is for our own engine" in capsys.readouterr().err
+
+
 def test_over_long_lines_follow_the_named_policy(run, tmp_path, capsys):
     src = tmp_path / "in.txt"
     src.write_text("The dog sees a cat.\n" + "the old man reads a book " * 20 + "\n")

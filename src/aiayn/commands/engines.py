@@ -12,6 +12,8 @@ def exported_engine(args: argparse.Namespace, cfg: DecodeConfig):
     `translate(lines, cfg)` (the best of each line) and `nbest(lines, cfg)`."""
     if cfg.sample:
         raise ValueError(f"--sample runs on our own engine only; drop --engine {args.engine}")
+    if cfg.compile:
+        raise ValueError(f"--compile is for our own engine; drop it or --engine {args.engine}")
     if cfg.precision != "fp32":
         raise ValueError(f"--engine {args.engine} decodes in float32; drop --precision")
     if args.engine == "ctranslate2":

@@ -28,6 +28,13 @@ def add(commands) -> None:
         default=DecodeConfig().precision,
         help="bf16: weights cast; int8: dynamic int8 linear layers (CPU)",
     )
+    s.add_argument(
+        "--compile",
+        action="store_true",
+        help="the decoder step compiled ahead of time (CPU), for beam 1 and 4 before serving "
+        "(about 20 s each the first time, then loaded from disk); with --precision int8 the "
+        "weights are int8 and the activations bf16",
+    )
     s.set_defaults(run=run_serve)
 
 
@@ -39,6 +46,8 @@ def run_serve(args: argparse.Namespace) -> int:
     except ImportError:
         raise ValueError('serving needs FastAPI and uvicorn: pip install -e ".[serve]"') from None
     limits = Limits(max_chars=args.max_chars, max_texts=args.max_texts)
-    app = create_app(args.model, limits, args.wait_ms, args.precision, args.engine)
+    if args.compile and args.engine != "aiayn":
+        raise ValueError(f"--compile is for our own engine; drop it or --engine {args.engine}")
+    app = create_app(args.model, limits, args.wait_ms, args.precision, args.engine, args.compile)
     uvicorn.run(app, host=args.host, port=args.port, log_level="info")
     return 0

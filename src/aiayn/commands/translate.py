@@ -79,6 +79,13 @@ def add_decoding(p: argparse.ArgumentParser) -> None:
         help="bf16: weights cast; int8: dynamic int8 linear layers, CPU only "
         "(see benchmarks/README.md)",
     )
+    p.add_argument(
+        "--compile",
+        action="store_true",
+        help="run the decoder step compiled ahead of time (CPU; 3x faster at batch 1): the "
+        "first use of a beam size compiles for about 20 s, kept on disk for later runs; "
+        "with --precision int8 the weights are int8 and the activations bf16",
+    )
 
 
 def add(commands) -> None:
@@ -147,7 +154,7 @@ def run_translate(args: argparse.Namespace) -> int:
         engine = exported_engine(args, cfg)
         translate, nbest = engine.translate, engine.nbest
     else:
-        model, tokenizer = load_translator(args.model, args.device, cfg.precision)
+        model, tokenizer = load_translator(args.model, args.device, cfg.precision, cfg.compile)
         translate = partial(translate_lines, model, tokenizer)
         nbest = partial(nbest_lines, model, tokenizer)
     if cfg.nbest == 1:
@@ -187,7 +194,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
         def translate(sources: list[str]) -> list[str]:
             return engine.translate(sources, cfg)
     else:
-        model, tokenizer = load_translator(args.model, args.device, cfg.precision)
+        model, tokenizer = load_translator(args.model, args.device, cfg.precision, cfg.compile)
 
         def translate(sources: list[str]) -> list[str]:
             return translate_lines(model, tokenizer, sources, cfg)

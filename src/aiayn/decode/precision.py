@@ -1,9 +1,16 @@
-"""Decoding precision: fp32, bf16 (weights cast), or int8 (dynamic int8 linear layers on CPU).
+"""Decoding precision: fp32, bf16 (weights cast), or int8 (int8 linear layers on CPU).
 
-int8 is PyTorch's dynamic quantization: each linear layer's weights are stored as int8 with one
-scale per output row, and each input is quantized on the fly per call, so no calibration data
-is needed. It is what CTranslate2's `int8` compute type does on a CPU. Scores are still
-normalized in float32.
+int8 comes in two forms, both with int8 weights and one scale per output row, so neither needs
+calibration data:
+
+- eager decoding: PyTorch's dynamic quantization. Each input is also quantized, on the fly per
+  call, and the products run in int8: what CTranslate2's `int8` compute type does on a CPU.
+- compiled decoding (`--compile`, `aiayn.decode.compiled`): weight-only int8. The activations
+  stay bf16 and the kernel (`_weight_int8pack_mm`, as torchao's int8 weight-only
+  quantization) reads int8 weights, half the bytes of bf16 ones: at batch 1 a decoder step is
+  bound by reading its weights. Dynamic int8 layers cannot be compiled.
+
+Scores are normalized in float32 either way.
 """
 
 from __future__ import annotations
@@ -11,21 +18,67 @@ from __future__ import annotations
 import warnings
 
 import torch
-from torch import nn
+from torch import Tensor, nn
 
 from aiayn.config import DECODE_PRECISIONS
 from aiayn.model import Transformer
 
 
-def for_decoding(model: Transformer, precision: str) -> Transformer:
-    """The model (in eval mode) in the given precision; int8 and bf16 return a changed model."""
+def for_decoding(model: Transformer, precision: str, weight_only: bool = False) -> Transformer:
+    """The model (in eval mode) in the given precision; int8 and bf16 return a changed model.
+
+    weight_only: int8 as int8 weights with bf16 activations (for a compiled step) rather than
+    dynamic int8."""
     if precision == "fp32":
         return model
     if precision == "bf16":
         return model.to(torch.bfloat16)
     if precision == "int8":
-        return quantize_int8(model)
+        return quantize_int8_weights(model) if weight_only else quantize_int8(model)
     raise ValueError(f"decoding precision {precision!r}: choose one of {DECODE_PRECISIONS}")
+
+
+class Int8Linear(nn.Module):
+    """y = x W^T + b with W stored as int8, one scale per output row (symmetric, round to
+    nearest), and x, y, b in bf16: weight-only quantization on PyTorch's int8-weight kernel."""
+
+    def __init__(self, linear: nn.Linear, dtype: torch.dtype = torch.bfloat16) -> None:
+        super().__init__()
+        w = linear.weight.detach().float()  # (out, in)
+        scale = w.abs().amax(dim=1).clamp(min=1e-12) / 127.0  # (out,)
+        self.register_buffer("weight", (w / scale[:, None]).round().clamp(-127, 127).to(torch.int8))
+        self.register_buffer("scale", scale.to(dtype))
+        bias = None if linear.bias is None else linear.bias.detach().to(dtype)
+        self.register_buffer("bias", bias)
+
+    def forward(self, x: Tensor) -> Tensor:
+        """(..., in) -> (..., out), in the activations' dtype (bf16)."""
+        return self.rows(x, 0, self.weight.shape[0])
+
+    def rows(self, x: Tensor, start: int, stop: int) -> Tensor:
+        """Outputs start..stop-1 (`attention.linear_rows`): (..., in) -> (..., stop - start)."""
+        flat = x.reshape(-1, x.shape[-1])  # (M, in)
+        y = torch._weight_int8pack_mm(flat, self.weight[start:stop], self.scale[start:stop])
+        if self.bias is not None:
+            y = y + self.bias[start:stop]
+        return y.view(*x.shape[:-1], -1)  # (..., stop - start)
+
+
+def quantize_int8_weights(model: Transformer) -> Transformer:
+    """The model in bf16 with int8 weights in every linear layer, and in the output projection
+    (an int8 copy of the tied embedding matrix, which stays bf16 for the embedding lookup)."""
+    if next(model.parameters()).device.type != "cpu":
+        raise ValueError("--precision int8 runs on a CPU only; use bf16 on a GPU")
+    model = model.to(torch.bfloat16).eval()
+    if model.out_proj is None:  # tied: an int8 copy for the output layer only
+        D, V = model.cfg.d_model, model.cfg.vocab_size
+        model.out_proj = nn.Linear(D, V, bias=False, dtype=torch.bfloat16)
+        model.out_proj.weight = nn.Parameter(model.src_embed.weight.detach().clone())
+    for module in list(model.modules()):
+        for child_name, child in list(module.named_children()):
+            if isinstance(child, nn.Linear):
+                setattr(module, child_name, Int8Linear(child))
+    return model
 
 
 def quantize_int8(model: Transformer) -> Transformer:

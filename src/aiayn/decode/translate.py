@@ -16,6 +16,7 @@ from aiayn import layout
 from aiayn.config import DecodeConfig
 from aiayn.data.vocab import Tokenizer
 from aiayn.decode.beam import Hypothesis, beam_search
+from aiayn.decode.compiled import CompiledModel
 from aiayn.decode.greedy import greedy_decode, greedy_hypotheses
 from aiayn.decode.precision import for_decoding
 from aiayn.decode.sampling import Sampler
@@ -136,15 +137,24 @@ def nbest_hypotheses(
     return [[(tokenizer.decode([h.tokens])[0], h) for h in line] or empty for line in hyps]
 
 
-def load_translator(path: str | Path, device: str | torch.device = "cpu", precision: str = "fp32"):
+def load_translator(
+    path: str | Path,
+    device: str | torch.device = "cpu",
+    precision: str = "fp32",
+    compile: bool = False,
+):
     """(model in eval mode, its tokenizer) from a run, checkpoint or model directory.
 
     precision: fp32; bf16 casts the weights (about 2x faster decoding on a recent CPU); int8
     makes the linear layers dynamic int8 (CPU only). Scores are normalized in float32.
+    compile: a `CompiledModel`, whose decoder step runs compiled ahead of time (CPU; with int8,
+    int8 weights and bf16 activations: `decode.precision`).
     """
     directory = layout.model_dir(path)
     model = Transformer.load(directory, device=usable_device(device)).eval()
-    model = for_decoding(model, precision)
+    model = for_decoding(model, precision, weight_only=compile)
+    if compile:
+        model = CompiledModel(model, precision)
     tokenizer = Tokenizer(directory)
     if tokenizer.vocab_size != model.cfg.vocab_size:  # a foreign spm.model: ids would not fit
         raise ValueError(

@@ -8,12 +8,13 @@ Notation for tensor shapes, used in a comment on every line that changes one (ba
     F   d_ff, the feed-forward size     H   attention heads
     Dh  d_model / H, the head size      V   vocabulary size
     K   beam size (B*K rows when beams are flattened into the batch)
+    N   layers of a stack               C   a fixed-shape cache's capacity (target steps)
 
 Masks follow one convention everywhere: boolean, True = may attend, broadcastable to (B, H, T, S);
 they are built in `aiayn.model.masks` only.
 """
 
-from aiayn.model.cache import KVCache
+from aiayn.model.cache import FixedKVCache, KVCache
 from aiayn.model.params import count_parameters
 from aiayn.model.transformer import AttentionMaps, Decoded, Encoded, Transformer
 
@@ -21,6 +22,7 @@ __all__ = [
     "AttentionMaps",
     "Decoded",
     "Encoded",
+    "FixedKVCache",
     "KVCache",
     "Transformer",
     "count_parameters",

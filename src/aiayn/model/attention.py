@@ -73,6 +73,16 @@ def scaled_dot_product_attention(
     return out, weights if need_weights else None
 
 
+def linear_rows(linear: nn.Module, x: Tensor, start: int, stop: int) -> Tensor:
+    """Outputs start..stop-1 of a linear layer: x W[start:stop]^T + b[start:stop], (..., stop -
+    start). For a stacked projection's parts; a layer other than `nn.Linear` (a quantized one)
+    provides this as its `rows` method."""
+    if isinstance(linear, nn.Linear):
+        bias = None if linear.bias is None else linear.bias[start:stop]
+        return F.linear(x, linear.weight[start:stop], bias)
+    return linear.rows(x, start, stop)
+
+
 class MultiHeadAttention(nn.Module):
     """MultiHead(Q, K, V) = Concat(head_1..head_h) W^O with head_i = Attention(Q W_i^Q, ...).
 
@@ -100,13 +110,11 @@ class MultiHeadAttention(nn.Module):
 
     def project_q(self, x: Tensor) -> Tensor:
         """Query projection only: (B, T, D) -> (B, H, T, Dh)."""
-        D = self.d_model
-        return self._split_heads(F.linear(x, self.w_qkv.weight[:D], self.w_qkv.bias[:D]))
+        return self._split_heads(linear_rows(self.w_qkv, x, 0, self.d_model))
 
     def project_kv(self, x: Tensor) -> tuple[Tensor, Tensor]:
         """Key and value projections: (B, S, D) -> two (B, H, S, Dh)."""
-        D = self.d_model
-        kv = F.linear(x, self.w_qkv.weight[D:], self.w_qkv.bias[D:])  # (B, S, 2D)
+        kv = linear_rows(self.w_qkv, x, self.d_model, 3 * self.d_model)  # (B, S, 2D)
         k, v = kv.chunk(2, dim=-1)  # 2 x (B, S, D)
         return self._split_heads(k), self._split_heads(v)
 

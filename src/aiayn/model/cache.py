@@ -1,8 +1,11 @@
-"""The decoder's key/value cache: explicit state that incremental decoding passes in and returns.
+"""The decoder's key/value caches: explicit state that incremental decoding passes in and returns.
 
-Self-attention keys/values live in buffers preallocated to the length limit; each step writes
-its keys/values in place after the P cached ones (no `torch.cat` of the whole past per step),
-and a beam reorder copies only the P filled positions of the chosen rows.
+`KVCache`: self-attention keys/values live in buffers preallocated to the length limit; each
+step writes its keys/values in place after the P cached ones (no `torch.cat` of the whole past
+per step), and a beam reorder copies only the P filled positions of the chosen rows.
+
+`FixedKVCache`: every tensor keeps its shape from step to step, so one compiled decoder step
+serves every position (`aiayn.decode.compiled`).
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ from dataclasses import dataclass, replace
 
 import torch
 from torch import Tensor
+
+from aiayn.model.masks import decoder_mask
 
 
 @dataclass(frozen=True)
@@ -42,6 +47,15 @@ class KVCache:
     def batch_size(self) -> int:
         """The rows (sentences, or hypotheses of K per sentence) the cache holds."""
         return self.src_mask.shape[0] * self.group
+
+    @property
+    def position(self) -> int:
+        """The position of the next target step: P."""
+        return self.length
+
+    def self_mask(self, n_new: int) -> tuple[Tensor | None, bool]:
+        """Self-attention masking for n_new steps after the P cached ones (`decoder_mask`)."""
+        return decoder_mask(n_new, self.length, self.src_mask.device)
 
     def keys(self, layer: int) -> Tensor:
         """The filled self-attention keys of one layer: (B, H, P, Dh), a view."""
@@ -131,7 +145,62 @@ class KVCache:
         return replace(self, self_k=take(self.self_k), self_v=take(self.self_v))
 
 
-def empty_self_kv(like: Tensor, n_layers: int, capacity: int) -> tuple[Tensor, ...]:
-    """Self-attention buffers for `capacity` steps, shaped like a cross one: (B, H, cap, Dh)."""
+def empty_self_kv(
+    like: Tensor, n_layers: int, capacity: int, rows: int | None = None, zeros: bool = False
+) -> tuple[Tensor, ...]:
+    """Self-attention buffers for `capacity` steps, shaped like a cross one: (B, H, cap, Dh),
+    or with `rows` rows; uninitialized, or zero-filled."""
     B, H, _, Dh = like.shape
-    return tuple(like.new_empty(B, H, capacity, Dh) for _ in range(n_layers))
+    make = like.new_zeros if zeros else like.new_empty
+    return tuple(make(B if rows is None else rows, H, capacity, Dh) for _ in range(n_layers))
+
+
+@dataclass(frozen=True)
+class FixedKVCache:
+    """A key/value cache whose tensors keep their shapes from step to step, one step at a time.
+
+    Self-attention keys/values live in zero-filled buffers of a fixed capacity C. A step writes
+    its keys/values at `position`, a (1,) tensor rather than an int, and attends over all C
+    positions with those after its own masked: the step runs the same code on the same shapes
+    at every position, so a compiled step is made once and reused. (Zero-filled, because a
+    masked position's weight is 0, and 0 times a stale NaN would be NaN.)
+    """
+
+    self_k: tuple[Tensor, ...]  # per layer (B, H, C, Dh); positions < P filled
+    self_v: tuple[Tensor, ...]  # per layer (B, H, C, Dh)
+    cross_k: tuple[Tensor, ...]  # per layer (B / group, H, S, Dh)
+    cross_v: tuple[Tensor, ...]  # per layer (B / group, H, S, Dh)
+    src_mask: Tensor  # (B / group, 1, 1, S), True = real source token
+    position: Tensor  # (1,) long: P, the position of the step being decoded
+    group: int = 1  # hypotheses per source
+
+    @property
+    def capacity(self) -> int:
+        return self.self_k[0].shape[2]
+
+    @property
+    def batch_size(self) -> int:
+        return self.self_k[0].shape[0]
+
+    def self_mask(self, n_new: int) -> tuple[Tensor, bool]:
+        """The keys the new step may see: positions <= P of the buffer, (C,)."""
+        if n_new != 1:
+            raise ValueError(f"a FixedKVCache decodes one step at a time, not {n_new}")
+        key_pos = torch.arange(self.capacity, device=self.position.device)  # (C,)
+        return key_pos <= self.position, False
+
+    def reserve(self, n_new: int) -> FixedKVCache:
+        """The same cache: its capacity is fixed (the decoder must stay within it)."""
+        return self
+
+    def write(self, layer: int, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+        """Write one step's keys/values, (B, H, 1, Dh), at P in place; return the layer's whole
+        buffers, (B, H, C, Dh), to attend over under `self_mask`."""
+        keys, values = self.self_k[layer], self.self_v[layer]
+        keys.index_copy_(2, self.position, k.to(keys.dtype))
+        values.index_copy_(2, self.position, v.to(values.dtype))
+        return keys, values
+
+    def advanced(self, n_new: int) -> FixedKVCache:
+        """The cache after `write`s of n_new steps to every layer."""
+        return replace(self, position=self.position + n_new)

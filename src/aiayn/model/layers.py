@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
 from aiayn.model.attention import MultiHeadAttention
-from aiayn.model.cache import KVCache
+from aiayn.model.cache import FixedKVCache, KVCache
 from aiayn.model.dropout import Dropout
 
 _ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu, "swish": F.silu}
@@ -137,7 +138,7 @@ class DecoderLayer(nn.Module):
         cross_k: Tensor,
         cross_v: Tensor,
         src_mask: Tensor | None,
-        cache: KVCache | None = None,
+        cache: KVCache | FixedKVCache | None = None,
         index: int = 0,
         tgt_mask: Tensor | None = None,
         is_causal: bool = True,
@@ -152,7 +153,8 @@ class DecoderLayer(nn.Module):
             src_mask: (B, 1, 1, S), True = real source token.
             cache, index: the cache holding the P earlier steps (this is its layer `index`): the
                 new keys/values are written into it, in place; or None.
-            tgt_mask, is_causal: decoder self-attention masking, from `masks.decoder_mask`.
+            tgt_mask, is_causal: decoder self-attention masking, from the cache's `self_mask`
+                (`masks.decoder_mask`; over a fixed cache's whole buffer, (C,)).
             query_pos: (B or 1, T, D) DETR's object queries, added to the self-attention's
                 queries and keys and to the cross-attention's queries; None in the paper.
         """
@@ -187,6 +189,12 @@ class DecoderLayer(nn.Module):
         K = q.shape[0] // cross_k.shape[0]
         if K == 1:
             return self.cross_attn.attend(q, cross_k, cross_v, src_mask, need_weights=need_weights)
+        if torch.compiler.is_compiling():  # a compiled step (`decode.compiled`): each row's
+            # query against its source's keys repeated, which inductor fuses into the products
+            # (no copy); regrouping the queries would cost a copy and a library bmm call
+            k, v = cross_k.repeat_interleave(K, 0), cross_v.repeat_interleave(K, 0)
+            mask = None if src_mask is None else src_mask.repeat_interleave(K, 0)
+            return self.cross_attn.attend(q, k, v, mask, need_weights=need_weights)
         BK, H, T, Dh = q.shape
         grouped = q.view(BK // K, K, H, T, Dh).transpose(1, 2).reshape(BK // K, H, K * T, Dh)
         a, w = self.cross_attn.attend(

@@ -15,7 +15,7 @@ from aiayn.config import ModelConfig
 from aiayn.files import atomic_write
 from aiayn.layout import CONFIG_FILE, WEIGHTS_FILE
 from aiayn.model.attention import MultiHeadAttention
-from aiayn.model.cache import KVCache, empty_self_kv
+from aiayn.model.cache import FixedKVCache, KVCache, empty_self_kv
 from aiayn.model.dropout import Dropout
 from aiayn.model.layers import DecoderLayer, EncoderLayer, LayerSpec
 from aiayn.model.masks import decoder_mask, padding_mask
@@ -36,7 +36,7 @@ class Decoded:
     """The decoder's output for T new steps."""
 
     logits: Tensor | None  # (B, T, V); None when asked not to project
-    cache: KVCache | None = None  # the cache extended by these steps, when one was given
+    cache: KVCache | FixedKVCache | None = None  # the cache after these steps, when one was given
     self_attention: tuple[Tensor, ...] = ()  # per layer (B, H, T, P+T), when asked
     cross_attention: tuple[Tensor, ...] = ()  # per layer (B, H, T, S), when asked
     states: Tensor | None = None  # (B, T, D) decoder states, when asked not to project
@@ -117,10 +117,13 @@ class Transformer(nn.Module):
 
     # -- embeddings ---------------------------------------------------------------------------
 
-    def _embed(self, tokens: Tensor, table: nn.Embedding, start: int = 0) -> Tensor:
-        """Embedding * sqrt(d_model) + positional encoding, then dropout (section 3.4-3.5)."""
+    def _embed(self, tokens: Tensor, table: nn.Embedding, start: int | Tensor = 0) -> Tensor:
+        """Embedding * sqrt(d_model) + positional encoding, then dropout (section 3.4-3.5).
+
+        `start`, the first token's position, is an int or a (1,) tensor (a fixed-shape cache's
+        position, so that a compiled step is the same code at every position)."""
         D = self.cfg.d_model
-        positions = torch.arange(start, start + tokens.shape[1], device=tokens.device)  # (L,)
+        positions = start + torch.arange(tokens.shape[1], device=tokens.device)  # (L,)
         pe = sinusoidal_encoding(positions, D, self.cfg.positional, self.inv_freq)  # (L, D)
         x = table(tokens) * math.sqrt(D) + pe.to(table.weight.dtype)  # (B, L, D)
         return self.embed_dropout(x)
@@ -192,7 +195,7 @@ class Transformer(nn.Module):
         self,
         tgt: Tensor,
         encoded: Encoded | None = None,
-        cache: KVCache | None = None,
+        cache: KVCache | FixedKVCache | None = None,
         need_weights: bool = False,
         select: Tensor | None = None,
         project: bool = True,
@@ -218,21 +221,23 @@ class Transformer(nn.Module):
         """
         if (encoded is None) == (cache is None):
             raise ValueError("decode needs exactly one of `encoded` (full pass) or `cache`")
-        n_past = 0 if cache is None else cache.length
         B, T = tgt.shape
         if cache is not None and cache.batch_size != B:
             raise ValueError(f"tgt has {B} rows but the cache holds {cache.batch_size}")
-        tgt_mask, is_causal = decoder_mask(T, n_past, tgt.device)  # None or (T, P+T)
         if cache is None:
             assert encoded is not None
             cross = [layer.cross_attn.project_kv(encoded.memory) for layer in self.decoder_layers]
             src_mask = encoded.src_mask
+            start: int | Tensor = 0
+            tgt_mask, is_causal = decoder_mask(T, 0, tgt.device)
         else:
             cross = list(zip(cache.cross_k, cache.cross_v, strict=True))
             src_mask = cache.src_mask
+            start = cache.position  # P: an int, or a (1,) tensor for a fixed-shape cache
+            tgt_mask, is_causal = cache.self_mask(T)  # None or (T, P+T) / (C,)
             cache = cache.reserve(T)
 
-        x = self._embed(tgt, self._target_table(), start=n_past)  # (B, T, D)
+        x = self._embed(tgt, self._target_table(), start=start)  # (B, T, D)
         self_weights, cross_weights = [], []
         for i, layer in enumerate(self.decoder_layers):
             out = layer(

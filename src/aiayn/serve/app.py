@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from aiayn.config import DecodeConfig
 from aiayn.decode.beam import Hypothesis
+from aiayn.decode.compiled import CompiledModel
 from aiayn.decode.translate import load_translator, nbest_hypotheses
 from aiayn.explain import attention_of
 from aiayn.serve.batcher import DynamicBatcher, model_thread
@@ -49,6 +50,7 @@ def create_app(
     wait_ms: float = 5.0,
     precision: str = "fp32",
     engine: str = "aiayn",
+    compile: bool = False,
 ) -> FastAPI:
     thread = model_thread()  # the model is loaded in the thread that runs it (batcher.py)
     if engine == "ctranslate2":  # an exported directory; its beam search: |Y|^alpha
@@ -63,7 +65,12 @@ def create_app(
             found = ct2.nbest(texts, cfg)
             return [[(t, Hypothesis([], s, s)) for t, s in hyps] for hyps in found]
     else:
-        model, tokenizer = thread.submit(load_translator, model_dir, precision=precision).result()
+        model, tokenizer = thread.submit(
+            load_translator, model_dir, precision=precision, compile=compile
+        ).result()
+        if isinstance(model, CompiledModel):  # compiled (or loaded) before the first request
+            for beam in sorted({1, PAPER.beam}):
+                thread.submit(model.step, beam).result()
 
         def translate(
             texts: list[str], beam: int, nbest: int

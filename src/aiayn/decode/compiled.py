@@ -1,0 +1,312 @@
+"""Decoding with a compiled decoder step (`--compile`): the fast path at batch 1 and in the server.
+
+At batch 1 an eager decoder step is about a hundred small PyTorch operations, each through the
+Python interpreter and the dispatcher: that overhead, not the arithmetic, is most of the step.
+`CompiledModel` exports the model's own `decode`, on a `FixedKVCache` (self-attention buffers
+of a fixed capacity, written in place at a position held in a tensor), with `torch.export` and
+compiles it ahead of time with AOTInductor: fused C++ kernels with the weights frozen in, called
+without Python in between. Its shapes are dynamic (rows, source length, capacity), so one
+compiled step per beam width serves every batch.
+
+Like `OnnxModel`, it offers the part of `Transformer` that decoding uses (encode, init_cache,
+decode on the cache), so greedy decoding, beam search and sampling drive it unchanged. The
+search's bookkeeping and the encoder stay eager.
+
+Compiling takes 15-25 s per beam width on a 2-core CPU. The result is kept on disk
+(`cache_dir`, by default `$XDG_CACHE_HOME/aiayn/compiled`), named by a hash of the weights,
+the precision, the beam width, the code and the PyTorch version, so a later process loads it in
+a moment. The files are shared libraries this process built; load only a cache directory you
+trust, as you would a Python package.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import torch
+from torch import Tensor, nn
+from torch.export import Dim
+
+from aiayn.model import AttentionMaps, Encoded, FixedKVCache, Transformer
+from aiayn.model.cache import empty_self_kv
+from aiayn.model.transformer import Decoded
+
+LARGEST = 1 << 16  # the largest batch, source length and capacity the compiled step accepts
+
+
+def default_cache_dir() -> Path:
+    """Where compiled steps are kept: $AIAYN_COMPILE_CACHE, or $XDG_CACHE_HOME/aiayn/compiled."""
+    if "AIAYN_COMPILE_CACHE" in os.environ:
+        return Path(os.environ["AIAYN_COMPILE_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "aiayn" / "compiled"
+
+
+@dataclass(frozen=True)
+class StepCache:
+    """The cache `CompiledModel` decodes on: `FixedKVCache`'s tensors and the step count.
+
+    Beam reorders copy only the rows whose history changes, in place; dropping rows (finished
+    sentences) makes smaller buffers holding the kept rows' P filled positions.
+    """
+
+    self_k: tuple[Tensor, ...]  # per layer (B, H, C, Dh), zero-filled; positions < P filled
+    self_v: tuple[Tensor, ...]  # per layer (B, H, C, Dh)
+    cross_k: Tensor  # (N, B / group, H, S, Dh): stacked, so the step takes few tensors
+    cross_v: Tensor  # (N, B / group, H, S, Dh)
+    src_mask: Tensor  # (B / group, 1, 1, S), True = real source token
+    group: int = 1  # hypotheses per source
+    length: int = 0  # P, the target steps decoded
+
+    @property
+    def batch_size(self) -> int:
+        return self.self_k[0].shape[0]
+
+    @property
+    def capacity(self) -> int:
+        return self.self_k[0].shape[2]
+
+    def expand(self, group: int) -> StepCache:
+        """Room for `group` hypotheses per source (a beam), before the first step."""
+        if self.group != 1 or self.length:
+            raise ValueError("expand a cache once, before the first step")
+        return self._take(torch.arange(self.batch_size).repeat_interleave(group), group=group)
+
+    def reorder(self, indices: Tensor, sources: Tensor | None = None) -> StepCache:
+        """As `KVCache.reorder`: the rows become `indices` of the current ones (with `group` >
+        1, `sources` names the sources kept; None when the beams only moved within theirs)."""
+        indices = indices.to(self.src_mask.device)
+        if self.group > 1 and sources is None:  # the same rows: move histories in place
+            rows = torch.arange(self.batch_size, device=indices.device)
+            moved = (indices != rows).nonzero().squeeze(1)  # rows whose history changes
+            if self.length and len(moved):
+                for buffer in (*self.self_k, *self.self_v):
+                    filled = buffer[:, :, : self.length]  # (B, H, P, Dh)
+                    filled.index_copy_(0, moved, filled.index_select(0, indices[moved]))
+            return self
+        cache = self._take(indices)
+        kept = indices if self.group == 1 else sources
+        assert kept is not None
+        kept = kept.to(self.src_mask.device)
+        return replace(
+            cache,
+            cross_k=self.cross_k.index_select(1, kept),
+            cross_v=self.cross_v.index_select(1, kept),
+            src_mask=self.src_mask.index_select(0, kept),
+        )
+
+    def _take(self, rows: Tensor, group: int | None = None) -> StepCache:
+        """New zero-filled buffers holding the given rows' P filled positions."""
+        rows = rows.to(self.src_mask.device)
+
+        def take(buffers: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
+            new = empty_self_kv(buffers[0], len(buffers), self.capacity, len(rows), zeros=True)
+            for old, fresh in zip(buffers, new, strict=True):
+                if self.length:
+                    fresh[:, :, : self.length] = old[:, :, : self.length].index_select(0, rows)
+            return new
+
+        return replace(
+            self,
+            self_k=take(self.self_k),
+            self_v=take(self.self_v),
+            group=self.group if group is None else group,
+        )
+
+
+class DecoderStep(nn.Module):
+    """One decoder step on a fixed cache, the function that is compiled: (B, 1) tokens at
+    position P -> (B, 1, V) logits, the keys/values written into the buffers in place."""
+
+    def __init__(self, model: Transformer, group: int) -> None:
+        super().__init__()
+        self.model = model
+        self.group = group
+
+    def forward(
+        self,
+        tokens: Tensor,
+        position: Tensor,
+        self_k: list[Tensor],
+        self_v: list[Tensor],
+        cross_k: Tensor,
+        cross_v: Tensor,
+        src_mask: Tensor,
+    ) -> Tensor:
+        cache = FixedKVCache(
+            self_k=tuple(self_k),
+            self_v=tuple(self_v),
+            cross_k=tuple(cross_k.unbind(0)),
+            cross_v=tuple(cross_v.unbind(0)),
+            src_mask=src_mask,
+            position=position,
+            group=self.group,
+        )
+        return self.model.decode(tokens, cache=cache).logits
+
+
+def step_inputs(cache: StepCache, tokens: Tensor) -> tuple:
+    """A step's arguments, as `DecoderStep.forward` takes them."""
+    position = torch.full((1,), cache.length, dtype=torch.long, device=tokens.device)
+    return (
+        tokens,
+        position,
+        list(cache.self_k),
+        list(cache.self_v),
+        cache.cross_k,
+        cache.cross_v,
+        cache.src_mask,
+    )
+
+
+class CompiledModel:
+    """A `Transformer` in eval mode whose decoder step runs compiled (see the module docstring).
+
+    Args:
+        model: the model in its decoding precision (`for_decoding(..., weight_only=True)`), on
+            the CPU; its weights are frozen into the compiled steps.
+        precision: its name, part of the compiled steps' names on disk.
+        cache_dir: where compiled steps are kept (`default_cache_dir()` when None).
+        compile: False runs the same fixed-shape step eagerly (for tests and comparisons).
+    """
+
+    def __init__(
+        self,
+        model: Transformer,
+        precision: str = "fp32",
+        cache_dir: str | Path | None = None,
+        compile: bool = True,
+    ) -> None:
+        if next(model.parameters()).device.type != "cpu":
+            raise ValueError("--compile runs on a CPU only for now (it is untested on a GPU)")
+        self.model = model.eval().requires_grad_(False)
+        self.cfg = model.cfg
+        self.precision = precision
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+        self.compile = compile
+        self._steps: dict[int, Callable[..., Tensor]] = {}  # beam width -> compiled step
+
+    def parameters(self) -> Iterator[Tensor]:
+        return self.model.parameters()
+
+    def __call__(self, src: Tensor, tgt_in: Tensor) -> Tensor:
+        """The teacher-forced pass (scoring found outputs), eager: `Transformer.forward`."""
+        return self.model(src, tgt_in)
+
+    def attention_maps(self, src: Tensor, tgt_in: Tensor) -> AttentionMaps:
+        """Every attention weight of a teacher-forced pass, eager (for plots and the server)."""
+        return self.model.attention_maps(src, tgt_in)
+
+    def encode(self, src: Tensor) -> Encoded:
+        """The encoder, eager: (B, S) source ids -> `Encoded`."""
+        return self.model.encode(src)
+
+    def init_cache(self, encoded: Encoded, capacity: int = 16) -> StepCache:
+        """An empty cache for decoding from `encoded`, with room for `capacity` steps (fixed:
+        decoders pass their length limit)."""
+        cross = [layer.cross_attn.project_kv(encoded.memory) for layer in self.model.decoder_layers]
+        cross_k = torch.stack([k for k, _ in cross])  # (N, B, H, S, Dh)
+        cross_v = torch.stack([v for _, v in cross])
+        N = len(cross)
+        return StepCache(
+            self_k=empty_self_kv(cross_k[0], N, capacity, zeros=True),
+            self_v=empty_self_kv(cross_v[0], N, capacity, zeros=True),
+            cross_k=cross_k,
+            cross_v=cross_v,
+            src_mask=encoded.src_mask,
+        )
+
+    def decode(self, tgt: Tensor, cache: StepCache) -> Decoded:
+        """One step for each row: (B, 1) ids -> (B, 1, V) logits and the advanced cache."""
+        if tgt.shape[1] != 1:
+            raise ValueError(f"a compiled step decodes one token per row, not {tgt.shape[1]}")
+        if cache.length >= cache.capacity:
+            raise ValueError(f"the cache holds {cache.capacity} steps; decoding went past it")
+        step = self.step(cache.group)
+        logits = step(*step_inputs(cache, tgt.contiguous()))  # (B, 1, V)
+        return Decoded(logits=logits, cache=replace(cache, length=cache.length + 1))
+
+    def step(self, group: int) -> Callable[..., Tensor]:
+        """The compiled step for `group` hypotheses per source: loaded, or compiled once."""
+        if group not in self._steps:
+            step = DecoderStep(self.model, group)
+            self._steps[group] = compile_step(step, self._path(group)) if self.compile else step
+        return self._steps[group]
+
+    def _path(self, group: int) -> Path:
+        """The compiled step's file: named by everything that shapes it."""
+        digest = hashlib.sha256()
+        digest.update(f"{torch.__version__} {self.precision} {group} {self.cfg}".encode())
+        for name in sorted(CODE):  # the code that is compiled
+            digest.update((Path(__file__).parent.parent / name).read_bytes())
+        for key, value in self.model.state_dict().items():
+            digest.update(key.encode())
+            digest.update(value.detach().contiguous().view(torch.uint8).numpy().tobytes())
+        return self.cache_dir / f"step-{self.precision}-beam{group}-{digest.hexdigest()[:24]}.pt2"
+
+
+# The files whose code the compiled step runs: a change to any of them is a new compiled step.
+CODE = (
+    "model/attention.py",
+    "model/cache.py",
+    "model/layers.py",
+    "model/positional.py",
+    "model/transformer.py",
+    "decode/compiled.py",
+    "decode/precision.py",
+)
+
+
+def compile_step(step: DecoderStep, path: Path) -> Callable[..., Tensor]:
+    """`step` compiled by AOTInductor, or loaded from `path` if it was compiled before."""
+    if path.is_file():
+        try:
+            return torch._inductor.aoti_load_package(str(path))
+        except Exception:  # a damaged or foreign file: compile it again
+            path.unlink(missing_ok=True)
+    K = step.group
+    B, S, C = (Dim(name, min=1, max=LARGEST) for name in "BSC")
+    rows = B * K if K > 1 else B
+    per_layer = [{0: rows, 2: C}] * step.model.cfg.n_decoder_layers
+    shapes = ({0: rows}, {}, per_layer, per_layer, {1: B, 3: S}, {1: B, 3: S}, {0: B, 3: S})
+    with torch.inference_mode():
+        exported = torch.export.export(step, example_inputs(step), dynamic_shapes=shapes)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
+        try:
+            built = torch._inductor.aoti_compile_and_package(
+                exported,
+                package_path=str(Path(tmp) / path.name),
+                inductor_configs={"freezing": True},  # weights as constants, pre-packed
+            )
+        except Exception as err:  # most often: no C++ compiler
+            raise OSError(
+                f"--compile could not build the decoder step ({type(err).__name__}: "
+                f"{str(err).splitlines()[0] if str(err) else ''}); it needs a C++ compiler "
+                "(g++) on the PATH. Decode without --compile, or install one."
+            ) from err
+        os.replace(built, path)  # whole, or not at all
+    return torch._inductor.aoti_load_package(str(path))
+
+
+def example_inputs(step: DecoderStep) -> tuple:
+    """Inputs to export the step with: two sources, three source positions and three cached
+    steps (sizes of 0 or 1 would be taken for constants)."""
+    cfg, K = step.model.cfg, step.group
+    H, Dh, N = cfg.n_heads, cfg.d_model // cfg.n_heads, cfg.n_decoder_layers
+    dtype = step.model.src_embed.weight.dtype
+    B, S, C = 2, 3, 3
+    return (
+        torch.full((B * K, 1), cfg.bos_id, dtype=torch.long),
+        torch.zeros(1, dtype=torch.long),
+        [torch.zeros(B * K, H, C, Dh, dtype=dtype) for _ in range(N)],
+        [torch.zeros(B * K, H, C, Dh, dtype=dtype) for _ in range(N)],
+        torch.zeros(N, B, H, S, Dh, dtype=dtype),
+        torch.zeros(N, B, H, S, Dh, dtype=dtype),
+        torch.ones(B, 1, 1, S, dtype=torch.bool),
+    )
