@@ -164,6 +164,11 @@ class FixedKVCache:
     positions with those after its own masked: the step runs the same code on the same shapes
     at every position, so a compiled step is made once and reused. (Zero-filled, because a
     masked position's weight is 0, and 0 times a stale NaN would be NaN.)
+
+    With `history`, a row's past may live in other rows' buffers: position p of row b is read
+    from row history[b, p]. A step writes each row's keys/values into its own buffers, at P
+    only, so what a row wrote is never overwritten; a beam that takes over another's past then
+    changes a (B, C) table of row numbers instead of copying keys and values.
     """
 
     self_k: tuple[Tensor, ...]  # per layer (B, H, C, Dh); positions < P filled
@@ -173,6 +178,7 @@ class FixedKVCache:
     src_mask: Tensor  # (B / group, 1, 1, S), True = real source token
     position: Tensor  # (1,) long: P, the position of the step being decoded
     group: int = 1  # hypotheses per source
+    history: Tensor | None = None  # (B, C) long, for p < P; None: each row's past is its own
 
     @property
     def capacity(self) -> int:
@@ -199,7 +205,14 @@ class FixedKVCache:
         keys, values = self.self_k[layer], self.self_v[layer]
         keys.index_copy_(2, self.position, k.to(keys.dtype))
         values.index_copy_(2, self.position, v.to(values.dtype))
-        return keys, values
+        if self.history is None:
+            return keys, values
+        B, C = self.history.shape
+        positions = torch.arange(C, device=keys.device)  # (C,)
+        own = torch.arange(B, device=keys.device)[:, None]  # (B, 1)
+        rows = torch.where(positions < self.position, self.history, own)  # (B, C)
+        # (B, C, H, Dh) -> (B, H, C, Dh): position p of row b from row rows[b, p]
+        return keys[rows, :, positions].transpose(1, 2), values[rows, :, positions].transpose(1, 2)
 
     def advanced(self, n_new: int) -> FixedKVCache:
         """The cache after `write`s of n_new steps to every layer."""
