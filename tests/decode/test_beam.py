@@ -9,6 +9,7 @@ import torch
 from aiayn.config import DecodeConfig
 from aiayn.decode.beam import beam_search, length_penalty
 from aiayn.decode.greedy import greedy_decode
+from aiayn.model.transformer import Decoded
 
 PAD, BOS, EOS, A, B = 0, 1, 2, 3, 4
 V = 5
@@ -45,12 +46,6 @@ class PrefixCache:
         return PrefixCache(self.prefix.index_select(0, indices))
 
 
-@dataclass(frozen=True)
-class Out:
-    logits: torch.Tensor
-    cache: PrefixCache
-
-
 class ScriptedModel:
     """The decoding interface of `Transformer`, with log-probabilities from SCRIPT."""
 
@@ -68,7 +63,7 @@ class ScriptedModel:
         for row, tokens in enumerate(prefix[:, 1:].tolist()):  # without bos
             for token, p in next_probs(tuple(tokens)).items():
                 logits[row, 0, token] = math.log(p)
-        return Out(logits, PrefixCache(prefix))
+        return Decoded(logits, PrefixCache(prefix))
 
 
 SRC = torch.tensor([[A, A, A, EOS]])  # only its length matters (the limit: 4 + 50)

@@ -8,6 +8,7 @@ import torch
 from aiayn.config import DecodeConfig
 from aiayn.decode.beam import beam_search, length_penalty
 from aiayn.decode.greedy import greedy_decode, greedy_hypotheses
+from aiayn.model.transformer import Decoded
 from tests.conftest import seeded
 from tests.train.test_learns import reverse_batch, train_reversal
 
@@ -41,12 +42,6 @@ class Prefix:
         return Prefix(self.memory[i], self.src_mask[i], self.tokens[i])
 
 
-@dataclass(frozen=True)
-class Out:
-    logits: torch.Tensor
-    cache: Prefix
-
-
 class Uncached:
     """The same model decoding without a cache: the whole prefix is re-run at every step."""
 
@@ -65,7 +60,7 @@ class Uncached:
 
         tokens = torch.cat((cache.tokens, last), dim=1)
         full = self.model.decode(tokens, Encoded(cache.memory, cache.src_mask))
-        return Out(full.logits[:, -1:], Prefix(cache.memory, cache.src_mask, tokens))
+        return Decoded(full.logits[:, -1:], Prefix(cache.memory, cache.src_mask, tokens))
 
 
 def beam4(model, src):

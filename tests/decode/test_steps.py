@@ -37,7 +37,8 @@ def test_finished_rows_leave_the_batch_in_few_reorders():
     (8 -> 4 -> 2 -> 1 rows), and every row still ends at its own eos."""
     from aiayn.config import DecodeConfig
     from aiayn.decode.greedy import greedy_decode
-    from tests.decode.test_beam import EOS, A, Cfg, Out, PrefixCache
+    from aiayn.model.transformer import Decoded
+    from tests.decode.test_beam import EOS, A, Cfg, PrefixCache
 
     reorders = []
 
@@ -63,7 +64,7 @@ def test_finished_rows_leave_the_batch_in_few_reorders():
             logits = torch.full((prefix.shape[0], 1, 5), -math.inf)
             ends = prefix[:, 0] + 1 == t
             logits[ends, 0, EOS], logits[~ends, 0, A] = 0.0, 0.0
-            return Out(logits, CountingCache(prefix))
+            return Decoded(logits, CountingCache(prefix))
 
     src = torch.tensor([[5 + r, 5, EOS] for r in range(8)])  # (8, 3)
     out = greedy_decode(EndsAtItsRow(), src, DecodeConfig(beam=1))

@@ -109,7 +109,9 @@ def beam_search(model: Transformer, src: Tensor, cfg: DecodeConfig) -> list[list
 def expand(model: Transformer, last: Tensor, cache: KVCache) -> tuple[Tensor, KVCache]:
     """Log-probabilities of the next token for every live hypothesis: (B'*K, V)."""
     decoded = model.decode(last, cache=cache)
-    return torch.log_softmax(decoded.logits[:, -1].float(), dim=-1), decoded.cache
+    logits = decoded.logits[:, -1]  # (B'*K, V)
+    log_probs = logits if decoded.normalized else torch.log_softmax(logits.float(), dim=-1)
+    return log_probs, decoded.cache
 
 
 def select(scores: Tensor, log_probs: Tensor, K: int) -> tuple[Tensor, Tensor, Tensor]:

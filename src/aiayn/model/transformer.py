@@ -40,6 +40,7 @@ class Decoded:
     self_attention: tuple[Tensor, ...] = ()  # per layer (B, H, T, P+T), when asked
     cross_attention: tuple[Tensor, ...] = ()  # per layer (B, H, T, S), when asked
     states: Tensor | None = None  # (B, T, D) decoder states, when asked not to project
+    normalized: bool = False  # logits are float32 log-probabilities already (log_softmax)
 
 
 @dataclass(frozen=True)
