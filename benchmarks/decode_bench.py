@@ -15,6 +15,9 @@ CTranslate2 and only waits, so no idle thread pool of another library spins besi
 being timed. The systems take turns (the order rotates each round), and each is timed
 `--repeats` times: median and min-max. Printed with the CPU model, threads, versions and the
 load average before each round (a shared host shows there).
+
+`--compile` systems compile their steps in the set-up (about 20 s per precision and beam
+width); every timed child loads them from disk, so the timings hold no compiling.
 """
 
 from __future__ import annotations
@@ -37,6 +40,10 @@ SYSTEMS: dict[str, tuple[str, str, dict]] = {
     "aiayn fp32": ("aiayn", "fp32", {}),
     "aiayn bf16": ("aiayn", "bf16", {}),
     "aiayn int8": ("aiayn", "int8", {}),
+    # --compile: the decoder step compiled ahead of time (int8: weight-only, bf16 activations)
+    "aiayn fp32 --compile": ("aiayn", "fp32", {"compile": True}),
+    "aiayn bf16 --compile": ("aiayn", "bf16", {"compile": True}),
+    "aiayn int8 --compile": ("aiayn", "int8", {"compile": True}),
     "HF generate fp32": ("hf", "fp32", {}),
     "CT2 fp32 2 thr": ("ct2", "float32", {"intra": 2}),
     "CT2 int8 1 thr": ("ct2", "int8", {"intra": 1}),
@@ -51,6 +58,7 @@ SYSTEMS: dict[str, tuple[str, str, dict]] = {
 CLASSES = {
     "fp32": [
         "aiayn fp32",
+        "aiayn fp32 --compile",
         "HF generate fp32",
         "CT2 fp32 2 thr",
         "aiayn export -> CT2 fp32 2 thr",
@@ -59,6 +67,8 @@ CLASSES = {
     "int8 / bf16": [
         "aiayn int8",
         "aiayn bf16",
+        "aiayn int8 --compile",
+        "aiayn bf16 --compile",
         "CT2 int8 1 thr",
         "CT2 int8 2 thr",
         "CT2 int8 2 thr, passive wait",
@@ -88,6 +98,7 @@ def setup(data: Path, out: Path, src_len: int) -> None:
     marian.save_pretrained(out / "hf")
     ct2_convert(model, DataDir(data).tokenizer, out)
     export_ours(out, DataDir(data).tokenizer)
+    compile_steps(out)
     g = torch.Generator().manual_seed(0)
     sources = {}
     for batch in sorted({b for b, _ in CONFIGS}):
@@ -96,6 +107,24 @@ def setup(data: Path, out: Path, src_len: int) -> None:
         pieces = [tok.pieces(row[:-1].tolist()) for row in src]
         sources[batch] = {"ids": src.tolist(), "pieces": pieces}
     (out / "sources.json").write_text(json.dumps(sources))
+
+
+def compile_steps(out: Path) -> None:
+    """The `--compile` systems' steps, compiled once for every child to load."""
+    import torch
+
+    from aiayn import Transformer
+    from aiayn.decode.compiled import CompiledModel
+    from aiayn.decode.precision import for_decoding
+
+    for name, (kind, precision, options) in SYSTEMS.items():
+        if kind == "aiayn" and options.get("compile"):
+            model = for_decoding(Transformer.load(out / "aiayn").eval(), precision, True)
+            compiled = CompiledModel(model, precision, cache_dir=out / "compiled")
+            for beam in sorted({beam for _, beam in CONFIGS}):
+                with torch.inference_mode():
+                    compiled.step(beam)
+            print(f"compiled: {name}", file=sys.stderr, flush=True)
 
 
 def export_ours(out: Path, spm_model: Path) -> None:
@@ -211,6 +240,7 @@ def runner(system: str, directory: Path, out_len: int):
     from aiayn import Transformer
     from aiayn.config import DecodeConfig
     from aiayn.decode.beam import beam_search
+    from aiayn.decode.compiled import CompiledModel
     from aiayn.decode.greedy import greedy_decode
     from aiayn.decode.precision import for_decoding
 
@@ -219,10 +249,13 @@ def runner(system: str, directory: Path, out_len: int):
 
         model = OnnxModel(directory / "onnx", threads=2)
     else:
-        model = for_decoding(Transformer.load(directory / "aiayn").eval(), precision)
+        compile = options.get("compile", False)
+        model = for_decoding(Transformer.load(directory / "aiayn").eval(), precision, compile)
+        if compile:  # compiled in the set-up; loaded from disk here
+            model = CompiledModel(model, precision, cache_dir=directory / "compiled")
 
     def aiayn_run(batch: int, beam: int):
-        """What `aiayn translate --beam N --precision P` runs."""
+        """What `aiayn translate --beam N --precision P [--compile]` runs."""
         src = ids(batch)
         cfg = DecodeConfig(beam=beam, max_len_a=0.0, max_len_b=out_len + 1, min_len=out_len)
 

@@ -1,8 +1,8 @@
 """Quality and length of the search, per decoding precision and stopping rule, on a test split.
 
     .venv/bin/python benchmarks/decode_quality.py --model runs/demo --data data/en-de \
-        [--precisions fp32 bf16 int8] [--stops bound k-finished] [--alphas 0.6 1.0] \
-        [--split valid|test] [--sentences N] [--short 18]
+        [--precisions fp32 bf16 int8] [--compiled int8 bf16] [--stops bound k-finished] \
+        [--alphas 0.6 1.0] [--split valid|test] [--sentences N] [--short 18]
 
 For each setting: sacreBLEU BLEU (all references), chrF, the length ratio (hypothesis length /
 reference length, sacreBLEU's `ratio`), and the decoding time, with the CPU model. The
@@ -10,7 +10,8 @@ reference length, sacreBLEU's `ratio`), and the decoding time, with the CPU mode
 within 0.95-1.10. `--short N` also scores the short segments alone: the lines whose source has
 at most N subwords (18 is the mean of the short-segment corpus in issue 10), where a search that
 favours short hypotheses shows first. `--alphas` decodes with each length-penalty exponent, to
-choose one on the validation split.
+choose one on the validation split. `--compiled` adds rows decoded with `--compile` (int8 is
+then weight-only: int8 weights, bf16 activations); their times leave out the compiling.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from decode_bench import machine_cpu
 
 
 def main() -> None:
+    import torch
+
     from aiayn.config import DecodeConfig
     from aiayn.data.meta import DataDir
     from aiayn.decode.translate import load_translator, translate_lines
@@ -38,6 +41,9 @@ def main() -> None:
     parser.add_argument("--split", default="test")
     parser.add_argument("--beam", type=int, default=4)
     parser.add_argument("--precisions", nargs="+", default=["fp32", "bf16", "int8"])
+    parser.add_argument(
+        "--compiled", nargs="*", default=[], help="precisions to decode with --compile too"
+    )
     parser.add_argument("--stops", nargs="+", default=["bound", "k-finished"])
     parser.add_argument(
         "--alphas", nargs="+", type=float, default=[0.6], help="length penalty exponents (fp32)"
@@ -56,20 +62,25 @@ def main() -> None:
         f"beam {args.beam}"
     )
     rows, short = [], None
-    for precision in args.precisions:
-        model, tokenizer = load_translator(args.model, precision=precision)
+    runs = [(p, False) for p in args.precisions] + [(p, True) for p in args.compiled]
+    for precision, compile in runs:
+        model, tokenizer = load_translator(args.model, precision=precision, compile=compile)
+        if compile:  # compiled (or loaded) before the clock starts
+            with torch.inference_mode():
+                model.step(args.beam)
         if short is None:
             pieces = tokenizer.encode(sources)
             short = [i for i, ids in enumerate(pieces) if len(ids) <= args.short]
             print(f"short segments: {len(short)} lines of at most {args.short} subwords")
-        fp32 = precision == "fp32"
+        fp32 = precision == "fp32" and not compile
         for stop in args.stops if fp32 else args.stops[:1]:
             for alpha in args.alphas if fp32 else args.alphas[:1]:
                 cfg = DecodeConfig(beam=args.beam, stop=stop, alpha=alpha)
                 start = time.perf_counter()
                 hyps = translate_lines(model, tokenizer, sources, cfg)
                 seconds = time.perf_counter() - start
-                row = {"precision": precision, "stop": stop, "alpha": alpha}
+                name = f"{precision} --compile" if compile else precision
+                row = {"precision": name, "stop": stop, "alpha": alpha}
                 row.update(measure(hyps, refs, short))
                 row["seconds"] = round(seconds, 1)
                 rows.append(row)

@@ -38,8 +38,9 @@ def free_port() -> int:
 
 
 @contextmanager
-def live_server(model: Path, *extra: str):
-    """`aiayn serve` in a child process on a free loopback port; yields its base URL."""
+def live_server(model: Path, *extra: str, startup_s: float = 60.0):
+    """`aiayn serve` in a child process on a free loopback port; yields its base URL once it
+    answers (at most `startup_s` after the start)."""
     port = free_port()
     proc = subprocess.Popen(
         [
@@ -58,7 +59,7 @@ def live_server(model: Path, *extra: str):
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + startup_s
         while True:
             try:
                 if httpx.get(f"{url}/health", timeout=1).status_code == 200:

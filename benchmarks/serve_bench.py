@@ -1,14 +1,15 @@
 """Serving latency and throughput on loopback: 1 client and 64 clients, per precision.
 
     .venv/bin/python benchmarks/serve_bench.py --model runs/demo [--precisions fp32 int8]
-        [--clients 64] [--seconds 30] [--data data/en-de]
+        [--compiled int8 bf16] [--clients 64] [--seconds 30] [--data data/en-de]
 
 For each precision, `aiayn serve --precision P` starts in a child process. One client sends
 20-word validation sentences (18-22 words) one request at a time: the latency a person typing
 sees. Then 64 concurrent clients send the first 200 validation sentences. Every answer is
 checked against the sentence's translation requested alone beforehand (a wrong answer counts
 as one). Reported: requests/s, p50 and p99 latency, errors, wrong answers, model calls, with
-the CPU model.
+the CPU model. `--compiled` adds servers started with `--compile` (their steps are compiled,
+or loaded from disk, before they answer).
 """
 
 from __future__ import annotations
@@ -45,6 +46,9 @@ def main() -> None:
     parser.add_argument("--model", type=Path, required=True)
     parser.add_argument("--data", type=Path, default=Path("data/en-de"))
     parser.add_argument("--precisions", nargs="+", default=["fp32", "bf16", "int8"])
+    parser.add_argument(
+        "--compiled", nargs="*", default=[], help="precisions to serve with --compile too"
+    )
     parser.add_argument("--clients", type=int, default=64)
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--sentences", type=int, default=200)
@@ -54,8 +58,10 @@ def main() -> None:
     many = lines[: args.sentences]
     twenty = [s for s in lines if 18 <= len(s.split()) <= 22][:50]
     results = {"cpu": machine_cpu(), "cores": os.cpu_count(), "load_average": os.getloadavg()[0]}
-    for precision in args.precisions:
-        with live_server(args.model, "--wait-ms", args.wait_ms, "--precision", precision) as url:
+    servers = [(p, []) for p in args.precisions] + [(p, ["--compile"]) for p in args.compiled]
+    for precision, compile in servers:
+        options = ["--wait-ms", args.wait_ms, "--precision", precision, *compile]
+        with live_server(args.model, *options, startup_s=300) as url:
             for name, sentences, clients in (
                 ("1 client, 20-word sentences", twenty, 1),
                 (f"{args.clients} clients", many, args.clients),
@@ -64,8 +70,9 @@ def main() -> None:
                 calls = httpx.get(f"{url}/health").json()["batches"]
                 result = asyncio.run(hammer(url, expected, clients, args.seconds))
                 result["model_calls"] = httpx.get(f"{url}/health").json()["batches"] - calls
-                results[f"{precision}, {name}"] = result
-                print(f"{precision}, {name}: {result}", flush=True)
+                key = " ".join([precision, *compile]) + f", {name}"
+                results[key] = result
+                print(f"{key}: {result}", flush=True)
     print(f"{results['cpu']}, {results['cores']} cores, load average {results['load_average']}")
     print("| precision, load | requests/s | p50 | p99 | errors | wrong | model calls |")
     print("|---|---|---|---|---|---|---|")
