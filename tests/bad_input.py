@@ -14,6 +14,7 @@ import contextlib
 import hashlib
 import io
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -339,6 +340,16 @@ def argv_case(*argv: str) -> Callable[[Fixtures, Path], Outcome]:
     return case
 
 
+def compile_without_a_compiler(f: Fixtures, tmp: Path) -> Outcome:
+    """`translate --compile` where no C++ compiler is to be found (and nothing compiled yet)."""
+    (tmp / "in.txt").write_text("The dog sees a cat.\n")
+    env = {"CXX": "no-such-c++", "AIAYN_COMPILE_CACHE": str(tmp / "compiled")}
+    with mock.patch.dict(os.environ, env):
+        return aiayn(
+            ["translate", "--model", str(f.run), "--input", str(tmp / "in.txt"), "--compile"]
+        )
+
+
 @dataclass(frozen=True)
 class Case:
     name: str
@@ -492,6 +503,12 @@ CASES = [
         argv_case("train", "--data", "DATA", "--out", "TMP/gpu", "--device", "cuda:99"),
         2,
         ("--device cuda:99", "GPU"),
+    ),
+    Case(
+        "translate --compile, no C++ compiler",
+        compile_without_a_compiler,
+        2,
+        ("--compile", "C++ compiler", "no-such-c++", "without --compile"),
     ),
     Case(
         "evaluate --device cuda:99",

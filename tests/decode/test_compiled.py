@@ -117,6 +117,7 @@ def test_the_compiled_step_decodes_as_the_uncompiled_one_and_is_kept_on_disk(tmp
     perturb_vectors(model)
     reference = CompiledModel(copy.deepcopy(model), compile=False)
     compiled = CompiledModel(copy.deepcopy(model), cache_dir=tmp_path)
+    compiled.step(1)  # built outside inference mode, as the server does before serving
     for src in (sources(model.cfg), sources(model.cfg, lengths=(12,), seed=8)):
         assert greedy_decode(compiled, src, CFG) == greedy_decode(reference, src, CFG)
         ours, theirs = beam_search(compiled, src, CFG), beam_search(reference, src, CFG)

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import tempfile
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -282,11 +284,24 @@ CODE = (
 
 def compile_step(step: DecoderStep, path: Path) -> Callable[..., Tensor]:
     """`step` compiled by AOTInductor, or loaded from `path` if it was compiled before."""
-    if path.is_file():
-        try:
-            return flat_call(torch._inductor.aoti_load_package(str(path)))
-        except Exception:  # a damaged or foreign file: compile it again
-            path.unlink(missing_ok=True)
+    with torch.inference_mode(), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "isinstance.treespec, LeafSpec", FutureWarning)
+        if path.is_file():
+            try:
+                return flat_call(torch._inductor.aoti_load_package(str(path)))
+            except Exception:  # a damaged or foreign file: compile it again
+                path.unlink(missing_ok=True)
+        return flat_call(build(step, path))
+
+
+def build(step: DecoderStep, path: Path):
+    """Export `step` with dynamic shapes, compile it into a package at `path`, load it."""
+    compiler = os.environ.get("CXX", "g++")
+    if shutil.which(compiler) is None:
+        raise OSError(
+            f"--compile needs a C++ compiler and {compiler!r} is not on the PATH: install one "
+            "(Debian: apt-get install g++) or decode without --compile"
+        )
     K = step.group
     B, S, C = (Dim(name, min=1, max=LARGEST) for name in "BSC")
     rows = B * K if K > 1 else B
@@ -302,24 +317,16 @@ def compile_step(step: DecoderStep, path: Path) -> Callable[..., Tensor]:
         {0: B, 3: S},
         history,
     )
-    with torch.inference_mode():
-        exported = torch.export.export(step, example_inputs(step), dynamic_shapes=shapes)
+    exported = torch.export.export(step, example_inputs(step), dynamic_shapes=shapes)
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
-        try:
-            built = torch._inductor.aoti_compile_and_package(
-                exported,
-                package_path=str(Path(tmp) / path.name),
-                inductor_configs={"freezing": True},  # weights as constants, pre-packed
-            )
-        except Exception as err:  # most often: no C++ compiler
-            raise OSError(
-                f"--compile could not build the decoder step ({type(err).__name__}: "
-                f"{str(err).splitlines()[0] if str(err) else ''}); it needs a C++ compiler "
-                "(g++) on the PATH. Decode without --compile, or install one."
-            ) from err
+        built = torch._inductor.aoti_compile_and_package(
+            exported,
+            package_path=str(Path(tmp) / path.name),
+            inductor_configs={"freezing": True},  # weights as constants, pre-packed
+        )
         os.replace(built, path)  # whole, or not at all
-    return flat_call(torch._inductor.aoti_load_package(str(path)))
+    return torch._inductor.aoti_load_package(str(path))
 
 
 def flat_call(package) -> Callable[..., Tensor]:
