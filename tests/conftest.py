@@ -83,7 +83,13 @@ def perturb_vectors(model: Transformer, scale: float = 0.1) -> None:
 @pytest.fixture(scope="session", autouse=True)
 def compile_cache(tmp_path_factory):
     """Compiled decoder steps (`--compile`) go to a fresh directory, not the user's cache."""
+    before = os.environ.get("AIAYN_COMPILE_CACHE")
     os.environ["AIAYN_COMPILE_CACHE"] = str(tmp_path_factory.mktemp("compiled"))
+    yield
+    if before is None:
+        del os.environ["AIAYN_COMPILE_CACHE"]
+    else:
+        os.environ["AIAYN_COMPILE_CACHE"] = before
 
 
 @pytest.fixture

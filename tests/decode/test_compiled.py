@@ -131,3 +131,12 @@ def test_the_compiled_step_decodes_as_the_uncompiled_one_and_is_kept_on_disk(tmp
     assert {p: os.stat(p).st_mtime_ns for p in tmp_path.iterdir()} == stamps  # loaded
     perturb_vectors(model)
     assert CompiledModel(model, cache_dir=tmp_path)._path(1).name not in files
+
+
+def test_a_server_runs_an_unbuilt_beam_size_uncompiled_instead_of_compiling(tmp_path, on_cpu):
+    compiled = CompiledModel(tiny_model(), cache_dir=tmp_path)
+    compiled.build_on_demand = False  # as `aiayn serve --compile` sets after its warm-up
+    src = sources(compiled.cfg)
+    reference = CompiledModel(tiny_model(), compile=False)
+    assert greedy_decode(compiled, src, CFG) == greedy_decode(reference, src, CFG)
+    assert list(tmp_path.iterdir()) == []  # nothing was compiled

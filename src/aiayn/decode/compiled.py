@@ -21,9 +21,12 @@ trust, as you would a Python package.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import platform
 import shutil
+import subprocess
 import tempfile
 import warnings
 from collections.abc import Callable, Iterator
@@ -208,7 +211,14 @@ class CompiledModel:
         self.precision = precision
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self.compile = compile
+        self.build_on_demand = True  # compile a beam size's step at its first use
         self._steps: dict[int, Callable[..., Tensor]] = {}  # beam width -> compiled step
+        self._digest: str | None = None  # of what shapes the compiled steps (`_path`)
+        if compile and not hasattr(torch._inductor, "aoti_load_package"):
+            raise ValueError(
+                f"--compile needs PyTorch's AOTInductor packages (2.6 or later); this is "
+                f"{torch.__version__}: upgrade PyTorch or decode without --compile"
+            )
 
     def parameters(self) -> Iterator[Tensor]:
         return self.model.parameters()
@@ -252,34 +262,58 @@ class CompiledModel:
         return Decoded(logits=logits, cache=cache.written(), normalized=True)
 
     def step(self, group: int) -> Callable[..., Tensor]:
-        """The compiled step for `group` hypotheses per source: loaded, or compiled once."""
+        """The compiled step for `group` hypotheses per source: loaded, or compiled once.
+        With `build_on_demand` False (a server, once its usual beam sizes are built), a beam
+        size not built yet runs the same step eagerly rather than stall for a compile."""
         if group not in self._steps:
             step = DecoderStep(self.model, group)
-            self._steps[group] = compile_step(step, self._path(group)) if self.compile else step
+            if not (self.compile and self.build_on_demand):
+                return step
+            self._steps[group] = compile_step(step, self._path(group))
         return self._steps[group]
 
     def _path(self, group: int) -> Path:
-        """The compiled step's file: named by everything that shapes it."""
-        digest = hashlib.sha256()
-        digest.update(f"{torch.__version__} {self.precision} {group} {self.cfg}".encode())
-        for name in sorted(CODE):  # the code that is compiled
-            digest.update((Path(__file__).parent.parent / name).read_bytes())
-        for key, value in self.model.state_dict().items():
-            digest.update(key.encode())
-            digest.update(value.detach().contiguous().view(torch.uint8).numpy().tobytes())
-        return self.cache_dir / f"step-{self.precision}-beam{group}-{digest.hexdigest()[:24]}.pt2"
+        """The compiled step's file: named by everything that shapes it (the weights, the
+        code, the precision, the beam size, PyTorch, the compiler and the CPU it targets)."""
+        if self._digest is None:
+            digest = hashlib.sha256(build_environment().encode())
+            digest.update(f"{self.precision} {self.cfg}".encode())
+            for source in sorted(code_files()):
+                digest.update(source.read_bytes())
+            for key, value in self.model.state_dict().items():
+                digest.update(key.encode())
+                digest.update(value.detach().contiguous().view(torch.uint8).numpy())
+            self._digest = digest.hexdigest()[:24]
+        return self.cache_dir / f"step-{self.precision}-beam{group}-{self._digest}.pt2"
 
 
-# The files whose code the compiled step runs: a change to any of them is a new compiled step.
-CODE = (
-    "model/attention.py",
-    "model/cache.py",
-    "model/layers.py",
-    "model/positional.py",
-    "model/transformer.py",
-    "decode/compiled.py",
-    "decode/precision.py",
-)
+def code_files() -> list[Path]:
+    """The code a compiled step runs: a change to any of it is a new compiled step."""
+    package = Path(__file__).resolve().parent.parent
+    return [*(package / "model").glob("*.py"), package / "config.py", *package.glob("decode/*.py")]
+
+
+def build_environment() -> str:
+    """PyTorch, the C++ compiler and the CPU's instruction sets: inductor compiles for the
+    CPU it runs on (-march=native), so a step built on one CPU may not run on another."""
+    compiler = os.environ.get("CXX", "g++")
+    try:
+        version = subprocess.run(
+            [compiler, "--version"], capture_output=True, text=True, timeout=30
+        ).stdout.splitlines()[:1]
+    except (OSError, subprocess.SubprocessError):
+        version = []
+    flags = next(
+        (line for line in cpu_info().splitlines() if line.startswith(("flags", "Features"))), ""
+    )
+    return f"{torch.__version__} {compiler} {version} {platform.machine()} {flags}"
+
+
+def cpu_info() -> str:
+    try:
+        return Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return platform.processor()
 
 
 def compile_step(step: DecoderStep, path: Path) -> Callable[..., Tensor]:
@@ -290,7 +324,8 @@ def compile_step(step: DecoderStep, path: Path) -> Callable[..., Tensor]:
             try:
                 return flat_call(torch._inductor.aoti_load_package(str(path)))
             except Exception:  # a damaged or foreign file: compile it again
-                path.unlink(missing_ok=True)
+                with contextlib.suppress(OSError):  # a read-only cache: write will say so
+                    path.unlink()
         return flat_call(build(step, path))
 
 

@@ -45,9 +45,10 @@ class Int8Linear(nn.Module):
     def __init__(self, linear: nn.Linear, dtype: torch.dtype = torch.bfloat16) -> None:
         super().__init__()
         w = linear.weight.detach().float()  # (out, in)
-        scale = w.abs().amax(dim=1).clamp(min=1e-12) / 127.0  # (out,)
-        self.register_buffer("weight", (w / scale[:, None]).round().clamp(-127, 127).to(torch.int8))
-        self.register_buffer("scale", scale.to(dtype))
+        scale = (w.abs().amax(dim=1).clamp(min=1e-12) / 127.0).to(dtype)  # (out,), as applied
+        quantized = (w / scale.float()[:, None]).round().clamp(-127, 127)  # (out, in)
+        self.register_buffer("weight", quantized.to(torch.int8))
+        self.register_buffer("scale", scale)
         bias = None if linear.bias is None else linear.bias.detach().to(dtype)
         self.register_buffer("bias", bias)
 

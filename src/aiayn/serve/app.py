@@ -71,6 +71,7 @@ def create_app(
         if isinstance(model, CompiledModel):  # compiled (or loaded) before the first request
             for beam in sorted({1, PAPER.beam}):
                 thread.submit(model.step, beam).result()
+            model.build_on_demand = False  # other beam sizes run eagerly: no stall to compile
 
         def translate(
             texts: list[str], beam: int, nbest: int
