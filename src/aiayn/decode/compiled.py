@@ -14,9 +14,9 @@ search's bookkeeping and the encoder stay eager.
 
 Compiling takes 15-25 s per beam width on a 2-core CPU. The result is kept on disk
 (`cache_dir`, by default `$XDG_CACHE_HOME/aiayn/compiled`), named by a hash of the weights,
-the precision, the beam width, the code and the PyTorch version, so a later process loads it in
-a moment. The files are shared libraries this process built; load only a cache directory you
-trust, as you would a Python package.
+the precision, the beam width, the code, PyTorch, the C++ compiler and the CPU's instruction
+sets, so a later process loads it in a moment. The files are shared libraries this process
+built; load only a cache directory you trust, as you would a Python package.
 """
 
 from __future__ import annotations
@@ -126,13 +126,11 @@ class StepCache:
             return new
 
         group = self.group if group is None else group
-        own = torch.arange(B, device=rows.device)[:, None].expand(B, C).contiguous()
+        history = None  # each row's past is now in its own buffers
+        if group > 1:
+            history = torch.arange(B, device=rows.device)[:, None].expand(B, C).contiguous()
         return replace(
-            self,
-            self_k=take(self.self_k),
-            self_v=take(self.self_v),
-            group=group,
-            history=own if group > 1 else None,
+            self, self_k=take(self.self_k), self_v=take(self.self_v), group=group, history=history
         )
 
 
@@ -238,7 +236,7 @@ class CompiledModel:
     def init_cache(self, encoded: Encoded, capacity: int = 16) -> StepCache:
         """An empty cache for decoding from `encoded`, with room for `capacity` steps (fixed:
         decoders pass their length limit)."""
-        cross = [layer.cross_attn.project_kv(encoded.memory) for layer in self.model.decoder_layers]
+        cross = self.model.project_memory(encoded.memory)
         cross_k = torch.stack([k for k, _ in cross])  # (N, B, H, S, Dh)
         cross_v = torch.stack([v for _, v in cross])
         N = len(cross)
@@ -293,10 +291,15 @@ def code_files() -> list[Path]:
     return [*(package / "model").glob("*.py"), package / "config.py", *package.glob("decode/*.py")]
 
 
+def cxx() -> str:
+    """The C++ compiler inductor builds with."""
+    return os.environ.get("CXX", "g++")
+
+
 def build_environment() -> str:
     """PyTorch, the C++ compiler and the CPU's instruction sets: inductor compiles for the
     CPU it runs on (-march=native), so a step built on one CPU may not run on another."""
-    compiler = os.environ.get("CXX", "g++")
+    compiler = cxx()
     try:
         version = subprocess.run(
             [compiler, "--version"], capture_output=True, text=True, timeout=30
@@ -331,7 +334,7 @@ def compile_step(step: DecoderStep, path: Path) -> Callable[..., Tensor]:
 
 def build(step: DecoderStep, path: Path):
     """Export `step` with dynamic shapes, compile it into a package at `path`, load it."""
-    compiler = os.environ.get("CXX", "g++")
+    compiler = cxx()
     if shutil.which(compiler) is None:
         raise OSError(
             f"--compile needs a C++ compiler and {compiler!r} is not on the PATH: install one "

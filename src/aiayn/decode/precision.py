@@ -68,13 +68,7 @@ class Int8Linear(nn.Module):
 def quantize_int8_weights(model: Transformer) -> Transformer:
     """The model in bf16 with int8 weights in every linear layer, and in the output projection
     (an int8 copy of the tied embedding matrix, which stays bf16 for the embedding lookup)."""
-    if next(model.parameters()).device.type != "cpu":
-        raise ValueError("--precision int8 runs on a CPU only; use bf16 on a GPU")
-    model = model.to(torch.bfloat16).eval()
-    if model.out_proj is None:  # tied: an int8 copy for the output layer only
-        D, V = model.cfg.d_model, model.cfg.vocab_size
-        model.out_proj = nn.Linear(D, V, bias=False, dtype=torch.bfloat16)
-        model.out_proj.weight = nn.Parameter(model.src_embed.weight.detach().clone())
+    model = with_output_layer(model, torch.bfloat16)
     for module in list(model.modules()):
         for child_name, child in list(module.named_children()):
             if isinstance(child, nn.Linear):
@@ -90,13 +84,7 @@ def quantize_int8(model: Transformer) -> Transformer:
     Cross-attention's W^Q / W^K,V rows are sliced from one stacked matrix, so that layer stays
     float32 (its K,V rows run once per source; its Q rows are one small product per step).
     """
-    if next(model.parameters()).device.type != "cpu":
-        raise ValueError("--precision int8 runs on a CPU only; use bf16 on a GPU")
-    model = model.float().eval()
-    if model.out_proj is None:  # tied: untie a copy for the output layer only
-        D, V = model.cfg.d_model, model.cfg.vocab_size
-        model.out_proj = nn.Linear(D, V, bias=False)
-        model.out_proj.weight = nn.Parameter(model.src_embed.weight.detach().clone())
+    model = with_output_layer(model, torch.float32)
     names = {
         name
         for name, module in model.named_modules()
@@ -107,3 +95,17 @@ def quantize_int8(model: Transformer) -> Transformer:
         from torch.ao.quantization import quantize_dynamic
 
         return quantize_dynamic(model, names, dtype=torch.qint8)
+
+
+def with_output_layer(model: Transformer, dtype: torch.dtype) -> Transformer:
+    """The CPU model in eval mode and `dtype`, with an output projection of its own to quantize:
+    when the embeddings are tied, a copy of the shared matrix (the embedding lookup keeps the
+    float one)."""
+    if next(model.parameters()).device.type != "cpu":
+        raise ValueError("--precision int8 runs on a CPU only; use bf16 on a GPU")
+    model = model.to(dtype).eval()
+    if model.out_proj is None:
+        D, V = model.cfg.d_model, model.cfg.vocab_size
+        model.out_proj = nn.Linear(D, V, bias=False, dtype=dtype)
+        model.out_proj.weight = nn.Parameter(model.src_embed.weight.detach().clone())
+    return model

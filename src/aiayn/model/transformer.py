@@ -167,6 +167,11 @@ class Transformer(nn.Module):
 
     # -- decoder ------------------------------------------------------------------------------
 
+    def project_memory(self, memory: Tensor) -> list[tuple[Tensor, Tensor]]:
+        """Every decoder layer's cross-attention keys and values of the memory (B, S, D): per
+        layer two (B, H, S, Dh)."""
+        return [layer.cross_attn.project_kv(memory) for layer in self.decoder_layers]
+
     def init_cache(self, encoded: Encoded, capacity: int = 16) -> KVCache:
         """An empty cache for decoding from `encoded`.
 
@@ -181,7 +186,7 @@ class Transformer(nn.Module):
         Returns:
             A `KVCache` with P = 0 target steps and (B, H, S, Dh) cross keys/values per layer.
         """
-        cross = [layer.cross_attn.project_kv(encoded.memory) for layer in self.decoder_layers]
+        cross = self.project_memory(encoded.memory)
         cross_k = tuple(k for k, _ in cross)  # per layer (B, H, S, Dh)
         cross_v = tuple(v for _, v in cross)  # per layer (B, H, S, Dh)
         return KVCache(
@@ -227,7 +232,7 @@ class Transformer(nn.Module):
             raise ValueError(f"tgt has {B} rows but the cache holds {cache.batch_size}")
         if cache is None:
             assert encoded is not None
-            cross = [layer.cross_attn.project_kv(encoded.memory) for layer in self.decoder_layers]
+            cross = self.project_memory(encoded.memory)
             src_mask = encoded.src_mask
             start: int | Tensor = 0
             tgt_mask, is_causal = decoder_mask(T, 0, tgt.device)
