@@ -17,6 +17,12 @@ from aiayn.model.masks import causal_mask
 # (profiled in bf16, beam 4 x batch 32); longer queries (training, encoding) keep the kernel.
 FEW_QUERIES = 8
 
+# On a CPU, a bf16 (or fp16) attention that autograd records takes the explicit path too: the
+# fused kernel's backward is about 4x slower there, and PyTorch's own matrix-product fallback
+# computes in float32 (copies of Q, K, V and the scores), 2.3x slower than the explicit path's
+# bf16 products with a float32 softmax (forward and backward of a real batch's attention).
+REDUCED = (torch.bfloat16, torch.float16)
+
 # On CUDA, the fused kernels aiayn lets PyTorch choose from. Not cuDNN's: in bf16 it builds an
 # execution plan for every new shape, and real batches and decoding steps bring new shapes all
 # the time (on an H100, beam search over 20 new source lengths took 37 s in bf16 with it and
@@ -51,26 +57,35 @@ def scaled_dot_product_attention(
     Returns:
         (B, H, T, Dh) output and, if asked, (B, H, T, S) weights.
     """
-    few_queries_on_cpu = q.shape[-2] <= FEW_QUERIES and q.device.type == "cpu"
-    if not need_weights and not few_queries_on_cpu:
+    if not need_weights and not _explicit_on_cpu(q):
         cuda = q.device.type == "cuda"
         with sdpa_kernel(CUDA_BACKENDS) if cuda else contextlib.nullcontext():
             out = F.scaled_dot_product_attention(
                 q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal
             )  # (B, H, T, Dh)
         return out, None
-    # The explicit path: for the weights, and for decoding steps (a few queries) on a CPU, where
-    # the fused kernel's set-up costs 3-5x the arithmetic (measured in bf16).
+    # The explicit path: for the weights, and where the fused kernel is slow on a CPU.
     if is_causal:
         mask = causal_mask(q.shape[-2], k.shape[-2] - q.shape[-2], q.device)  # (T, S)
     scores = (q / math.sqrt(q.shape[-1])) @ k.transpose(-2, -1)  # (B, H, T, S); scaled first
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
-    weights = torch.softmax(scores.float(), dim=-1).to(q.dtype)  # (B, H, T, S)
+    weights = torch.softmax(scores, dim=-1, dtype=torch.float32).to(q.dtype)  # (B, H, T, S)
     if mask is not None:  # a query with no key to see (an all-padding source) gets no weight
-        weights = weights.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)
+        sees = mask.any(dim=-1, keepdim=True)  # (B, 1|H, 1|T, 1): small
+        if torch.compiler.is_compiling() or not bool(sees.all()):
+            weights = weights.masked_fill(~sees, 0.0)
     out = F.dropout(weights, p=dropout_p) @ v  # (B, H, T, Dh)
     return out, weights if need_weights else None
+
+
+def _explicit_on_cpu(q: Tensor) -> bool:
+    """Whether attention on these queries is faster on the explicit path: on a CPU, a decoding
+    step's few queries, or a reduced-precision attention that autograd records (training)."""
+    if q.device.type != "cpu":
+        return False
+    training = q.dtype in REDUCED and q.requires_grad and torch.is_grad_enabled()
+    return q.shape[-2] <= FEW_QUERIES or training
 
 
 def linear_rows(linear: nn.Module, x: Tensor, start: int, stop: int) -> Tensor:

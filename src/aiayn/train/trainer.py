@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
@@ -40,19 +39,12 @@ from aiayn.train.step_stats import RunningTotals, StepStats, StopFlags
 from aiayn.train.validate import Validation, validate
 
 
-def precision_context(device: torch.device, precision: str) -> contextlib.ExitStack:
-    """Autocast for bf16/fp16, and the attention kernel that is fastest for training there.
-
-    On a CPU in bf16, PyTorch's fused (flash) attention backward is about twice as slow as the
-    plain matrix-product one; in fp32 and on CUDA the fused kernels win.
-    """
-    stack = contextlib.ExitStack()
-    if precision != "fp32":
-        dtype = torch.bfloat16 if precision == "bf16" else torch.float16
-        stack.enter_context(torch.autocast(device.type, dtype=dtype))
-    if device.type == "cpu" and precision == "bf16":
-        stack.enter_context(sdpa_kernel(SDPBackend.MATH))
-    return stack
+def precision_context(device: torch.device, precision: str) -> contextlib.AbstractContextManager:
+    """Autocast for bf16/fp16; nothing for fp32."""
+    if precision == "fp32":
+        return contextlib.nullcontext()
+    dtype = torch.bfloat16 if precision == "bf16" else torch.float16
+    return torch.autocast(device.type, dtype=dtype)
 
 
 # What a data position depends on: a run resumes only with the same values.
