@@ -10,10 +10,7 @@ from aiayn.model.attention import scaled_dot_product_attention
 
 def qkv(dtype: torch.dtype, T: int = 9, S: int = 9, seed: int = 0):
     g = torch.Generator().manual_seed(seed)
-    return [
-        torch.randn(3, 2, L, 8, generator=g).to(dtype).requires_grad_()
-        for L in (T, S, S)
-    ]
+    return [torch.randn(3, 2, L, 8, generator=g).to(dtype).requires_grad_() for L in (T, S, S)]
 
 
 def grads_of(out: torch.Tensor, tensors, seed: int = 1):
