@@ -4,7 +4,7 @@ torch's fused dropout runs, with the exact probability)."""
 import pytest
 import torch
 
-from aiayn.model.dropout import LEVELS, Dropout, dropout
+from aiayn.model.dropout import LEVELS, Dropout, dropout, keep_mask
 from tests.conftest import TEST_DEVICE
 
 
@@ -51,3 +51,19 @@ def test_seeded_runs_repeat_and_eval_is_the_identity():
     assert torch.all(dropout(x, 1.0, training=True) == 0)
     with pytest.raises(ValueError, match=r"in \[0, 1\], got 1.5"):
         Dropout(1.5)
+
+
+@pytest.mark.skipif(TEST_DEVICE.type != "cpu", reason="the 16-bit mask is the CPU path")
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_a_16_bit_input_gives_what_the_bool_mask_gives(dtype):
+    """bf16/fp16 inputs multiply by a mask in their own dtype: the values and gradient must be
+    bit for bit those of selecting with the bool mask and scaling."""
+    x = torch.randn(37, 29).to(dtype).requires_grad_()
+    torch.manual_seed(4)
+    y = dropout(x, 0.2, training=True)
+    (grad,) = torch.autograd.grad(y, x, torch.ones_like(y))
+    torch.manual_seed(4)
+    keep, scale = keep_mask(x.shape, 0.2, x.device)
+    assert torch.equal(y, torch.where(keep, x.detach(), 0).mul_(scale))
+    assert torch.equal(grad, torch.where(keep, torch.ones_like(y), 0).mul_(scale))
+    assert 0.15 < (y == 0).float().mean().item() < 0.25
