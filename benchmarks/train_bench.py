@@ -14,7 +14,10 @@ Peers get the batches unrounded, as their users' collators give them, and by def
 their users write (`F.cross_entropy` with label smoothing 0.1, padding ignored; `--peer-loss
 ours` gives them aiayn's). Systems are interleaved: each repeat runs every system over all the
 batches in turn, so drift on a shared machine hits all alike; a first round warms up and is not
-counted. Throughput = real target tokens / seconds, median and min-max over the repeats. MFU
+counted. All systems share one process and so one memory allocator: tcmalloc where installed,
+as `aiayn train` runs (the script restarts itself with it preloaded, as `aiayn train` does;
+`AIAYN_ALLOCATOR=system` keeps glibc's malloc and aiayn's heap trim). Throughput = real target
+tokens / seconds, median and min-max over the repeats. MFU
 compares the model's matrix-product FLOPs per second with a large matrix product measured here.
 """
 
@@ -41,6 +44,7 @@ from aiayn.data.batching import TokenBatchSampler
 from aiayn.data.dataset import Batch, ParallelData
 from aiayn.data.meta import DataMeta
 from aiayn.train.distributed import Distributed
+from aiayn.train.host_memory import allocator, restart_with_tcmalloc
 from aiayn.train.loss import label_smoothed_loss
 from aiayn.train.run import create_run
 from aiayn.train.step_stats import StopFlags
@@ -120,6 +124,7 @@ def main() -> None:
     parser.add_argument("--peer-loss", choices=("theirs", "ours"), default="theirs")
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args()
+    restart_with_tcmalloc(sys.orig_argv)  # the allocator `aiayn train` runs on, for every system
     if not (args.data / "meta.json").is_file():
         sys.exit(f"{args.data}: no prepared data; run `aiayn prepare --out {args.data}` first")
     torch.manual_seed(0)
@@ -187,6 +192,7 @@ def main() -> None:
         "torch": torch.__version__,
         "transformers": __import__("transformers").__version__,
         "threads": torch.get_num_threads(),
+        "allocator": allocator(),
         "data": str(args.data),
         "batches": len(raw),
         "real_target_tokens_per_repeat": real_tokens,
@@ -196,6 +202,7 @@ def main() -> None:
         "results": results,
     }
     head = f"CPU: {report['cpu']}; torch {report['torch']}, {report['threads']} threads"
+    head += f", {report['allocator']} allocator"
     print(f"{head}; {len(raw)} batches ({real_tokens:,} target tokens) x {args.repeats} repeats")
     print(f"{'system':>26} | tokens/s median (min-max) | MFU  | vs HF fp32 | vs HF bf16")
     for name, r in results.items():

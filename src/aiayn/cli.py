@@ -36,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.own_process = argv is None  # run as a program (not called from Python): may restart
     if args.command is None:
         parser.print_help()
         return 0

@@ -65,6 +65,10 @@ def flag_overrides(args: argparse.Namespace) -> list[str]:
 
 
 def run_train(args: argparse.Namespace) -> int:
+    from aiayn.train.host_memory import restart_with_tcmalloc
+
+    if getattr(args, "own_process", False):
+        restart_with_tcmalloc(sys.orig_argv)  # tcmalloc, where installed (train/host_memory.py)
     from aiayn import layout
     from aiayn.config import apply_overrides, preset, recipe
     from aiayn.data.meta import DataMeta

@@ -29,7 +29,7 @@ from aiayn.data.dataset import Batch, ParallelData
 from aiayn.model import Transformer
 from aiayn.train import checkpoint as ckpt
 from aiayn.train.distributed import Distributed
-from aiayn.train.host_memory import bound_kernel_cache, heap_trimmer
+from aiayn.train.host_memory import allocator, bound_kernel_cache, heap_trimmer
 from aiayn.train.loss import projected_smoothed_loss
 from aiayn.train.metrics import MetricsLog, perplexity
 from aiayn.train.recovery import last_good
@@ -383,6 +383,7 @@ class Trainer:
             "epochs": self.sampler.epoch,
             "tokens": self.state.tokens_seen,  # target tokens trained on, all processes
             "minutes": round(minutes, 2),
+            "allocator": allocator(),  # host memory (train/host_memory.py)
             "best_bleu": self.state.best_bleu,
             "best_step": self.state.best_step,
             "averaged_bleu": averaged,
