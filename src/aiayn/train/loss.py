@@ -137,6 +137,7 @@ class _ProjectedSmoothedCrossEntropy(torch.autograd.Function):
         loss = states.new_zeros((), dtype=torch.float32)
         nll = states.new_zeros((), dtype=torch.float32)
         step = max(1, PROJECTED_CHUNK_ELEMENTS // V)
+        padding_rows = bool((target == pad_id).any())  # none in training: states are real
         for start in range(0, N, step):
             rows = slice(start, start + step)
             h = states[rows].to(dtype)  # (n, D)
@@ -154,7 +155,8 @@ class _ProjectedSmoothedCrossEntropy(torch.autograd.Function):
             g = logp.exp_().sub_(smooth)  # (n, V), in place: p - smooth
             g[:, pad_id] += smooth
             g.scatter_add_(-1, gold_ids, torch.full_like(gold, -(1.0 - epsilon - smooth)))
-            g[gold_ids.squeeze(-1) == pad_id] = 0.0  # padding rows (none in training) get none
+            if padding_rows:  # they get no gradient
+                g[gold_ids.squeeze(-1) == pad_id] = 0.0
             g = g.to(dtype)
             grad_states[rows] = g @ w  # (n, D)
             grad_weight += (g.t() @ h).to(weight.dtype)  # (V, D)
