@@ -8,23 +8,22 @@ STAMP  := $(VENV)/.installed-stamp
 
 setup: $(STAMP)
 
+# $(call apt_get,PACKAGE): Debian's package, installed when make runs as root with apt-get;
+# fails otherwise, for the caller to say what to do.
+apt_get = { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && apt-get update -qq \
+	&& DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(1); }
+
 # The page test drives Debian's chromium headless (Playwright uses it; it downloads nothing).
 browser:
-	@command -v chromium >/dev/null 2>&1 || { \
-		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
-		else echo "the page test needs chromium: sudo apt-get install chromium"; exit 1; fi; }
+	@command -v chromium >/dev/null 2>&1 || $(call apt_get,chromium) || { \
+		echo "the page test needs chromium: sudo apt-get install chromium"; exit 1; }
 
 # `aiayn train` runs on tcmalloc where it is installed (src/aiayn/train/host_memory.py: about a
-# fifth faster on a CPU than glibc's malloc with the heap trim that bounds its memory).
-# Installed from Debian's packages when make runs as root; otherwise a note, and the slower path.
+# fifth faster on a CPU than glibc's malloc with the heap trim that bounds its memory). Optional:
+# without it, a note, and the slower path.
 allocator:
-	@/sbin/ldconfig -p 2>/dev/null | grep -q libtcmalloc || { \
-		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-			echo "installing Debian's libtcmalloc-minimal4 (faster CPU training)"; \
-			{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-				libtcmalloc-minimal4; } || echo "note: could not install it; glibc's malloc it is"; \
-		else echo "note: CPU training is faster with tcmalloc: sudo apt-get install libtcmalloc-minimal4"; fi; }
+	@/sbin/ldconfig -p 2>/dev/null | grep -q libtcmalloc || $(call apt_get,libtcmalloc-minimal4) \
+		|| echo "note: CPU training is faster with tcmalloc: sudo apt-get install libtcmalloc-minimal4"
 
 # torch is pinned and installed first: a CPU wheel lies on this disk, while a loose `torch`
 # requirement would pull a multi-GB CUDA build. The package's own range is then satisfied.
