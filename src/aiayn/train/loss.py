@@ -11,6 +11,8 @@ ignore_index once let padding leak into the loss; here it is explicit and tested
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import Tensor
 
@@ -122,6 +124,12 @@ def projected_smoothed_loss(
     return _ProjectedSmoothedCrossEntropy.apply(states, weight, target, epsilon, pad_id, dtype)
 
 
+# exp(x) as exp2(x log2(e)): on a CPU, torch's float32 `exp` (and the one inside `log_softmax`) is
+# about 4x slower than its `exp2` (2M elements on an AVX-512 EPYC: 1.0 against 0.25 ms), and the
+# softmax over the vocabulary was the loss's largest elementwise cost. Rounding x log2(e) moves
+# exp's result by a relative |x| 2^-24, far below the bf16 gradient's 2^-9.
+LOG2_E = 1.0 / math.log(2.0)
+
 PROJECTED_CHUNK_ELEMENTS = 1 << 21  # (rows, V) float32 blocks of 8 MB, reused chunk after chunk
 
 
@@ -138,23 +146,31 @@ class _ProjectedSmoothedCrossEntropy(torch.autograd.Function):
         nll = states.new_zeros((), dtype=torch.float32)
         step = max(1, PROJECTED_CHUNK_ELEMENTS // V)
         padding_rows = bool((target == pad_id).any())  # none in training: states are real
+        precise = torch.promote_types(dtype, torch.float32)  # the softmax's precision
         for start in range(0, N, step):
             rows = slice(start, start + step)
             h = states[rows].to(dtype)  # (n, D)
             gold_ids = target[rows, None]  # (n, 1)
             real = (gold_ids != pad_id).to(torch.float32)  # (n, 1)
-            logp = torch.log_softmax(h @ w.t(), dim=-1, dtype=torch.float32)  # (n, V)
-            gold = logp.gather(-1, gold_ids)  # (n, 1) log p(gold)
-            total = logp.sum(-1, keepdim=True)
-            row_loss, row_nll = _smoothed_terms(gold, logp[:, pad_id, None], total, epsilon, V)
+            z = (h @ w.t()).to(precise)  # (n, V) logits
+            gold_z, pad_z = z.gather(-1, gold_ids), z[:, pad_id, None].clone()  # (n, 1) each
+            total_z = z.sum(-1, keepdim=True)
+            m = z.amax(-1, keepdim=True)
+            p = z.sub_(m).mul_(LOG2_E).exp2_()  # exp(z - m), in place (see `LOG2_E`)
+            s = p.sum(-1, keepdim=True)
+            lse = m + s.log()  # (n, 1) log of the softmax normalizer
+            row_loss, row_nll = _smoothed_terms(
+                gold_z - lse, pad_z - lse, total_z - V * lse, epsilon, V
+            )
             loss += (row_loss * real).sum()
             nll += (row_nll * real).sum()
             if not want_grad:
                 continue
             # d loss / d logits = p - q: q is smooth everywhere but padding (0) and gold.
-            g = logp.exp_().sub_(smooth)  # (n, V), in place: p - smooth
+            g = p.mul_(s.reciprocal_())  # (n, V) p, in place
             g[:, pad_id] += smooth
-            g.scatter_add_(-1, gold_ids, torch.full_like(gold, -(1.0 - epsilon - smooth)))
+            g.scatter_add_(-1, gold_ids, torch.full_like(gold_z, -(1.0 - epsilon - smooth)))
+            g.sub_(smooth)
             if padding_rows:  # they get no gradient
                 g[gold_ids.squeeze(-1) == pad_id] = 0.0
             g = g.to(dtype)
