@@ -125,7 +125,7 @@ def projected_smoothed_loss(
 
 
 # exp(x) as exp2(x log2(e)): on a CPU, torch's float32 `exp` (and the one inside `log_softmax`) is
-# about 4x slower than its `exp2` (2M elements on an AVX-512 EPYC: 1.0 against 0.25 ms), and the
+# about 4x slower than its `exp2` (2M elements on a 2-core AVX-512 EPYC), and the
 # softmax over the vocabulary was the loss's largest elementwise cost. Rounding x log2(e) moves
 # exp's result by a relative |x| 2^-24, far below the bf16 gradient's 2^-9.
 LOG2_E = 1.0 / math.log(2.0)

@@ -1,0 +1,91 @@
+"""Where a training step's time goes: matrix products against the rest, aiayn against HF Marian.
+
+    .venv/bin/python benchmarks/train_profile.py [--data data/en-de] [--batches 12]
+        [--precision bf16|fp32]
+
+Profiles (`torch.profiler`) one pass of each system over the same real batches as
+`train_bench.py`, after a pass that warms up, and prints per step: the wall time, the CPU time
+in matrix products (`mm`, `addmm`, `bmm`, `baddbmm`) and in everything else, and the largest
+operators. Like `train_bench.py`, it runs on tcmalloc where installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from peers import cpu_model, hf_marian
+from train_bench import aiayn_step, peer_step
+
+from aiayn.config import preset
+from aiayn.data.batching import TokenBatchSampler
+from aiayn.data.dataset import ParallelData
+from aiayn.data.meta import DataMeta
+from aiayn.train.host_memory import allocator, restart_with_tcmalloc
+
+MATRIX_PRODUCTS = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm"}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=Path("data/en-de"))
+    parser.add_argument("--batches", type=int, default=12)
+    parser.add_argument("--precision", choices=("bf16", "fp32"), default="bf16")
+    args = parser.parse_args()
+    restart_with_tcmalloc(sys.orig_argv)
+    if not (args.data / "meta.json").is_file():
+        sys.exit(f"{args.data}: no prepared data; run `aiayn prepare --out {args.data}` first")
+    torch.manual_seed(0)
+    cfg = preset("small", vocab_size=DataMeta.load(args.data).vocab_size)
+    data = ParallelData(args.data, "train")
+    sampler = TokenBatchSampler(data.src_lengths, data.tgt_lengths, 4096, seed=1)
+    indices = [ix for _, ix in zip(range(args.batches), sampler, strict=False)]
+    raw = [data.collate(ix) for ix in indices]
+    work = Path(tempfile.mkdtemp(prefix="train-profile-"))
+    steps = {"aiayn": aiayn_step(args.data, indices, cfg, args.precision, 4096, work)}
+    marian = hf_marian(cfg)
+
+    def forward(src, tgt_in):
+        mask = src != cfg.pad_id
+        return marian(input_ids=src, attention_mask=mask, decoder_input_ids=tgt_in).logits
+
+    opt = torch.optim.AdamW(marian.parameters(), lr=1e-4, betas=(0.9, 0.98))
+    steps["HF Marian"] = peer_step(marian, forward, opt, args.precision, "theirs", cfg.pad_id, raw)
+    print(
+        f"CPU: {cpu_model()}; torch {torch.__version__}, {torch.get_num_threads()} threads, "
+        f"{allocator()} allocator; {args.precision}, {len(raw)} batches"
+    )
+    n = len(raw)
+    for name, step in steps.items():
+        for i in range(n):  # warm up
+            step(i)
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            start = time.perf_counter()
+            for i in range(n):
+                step(i)
+            wall = time.perf_counter() - start
+        ops = prof.key_averages()
+        total = sum(op.self_cpu_time_total for op in ops) / 1e3 / n  # ms per step
+        products = sum(op.self_cpu_time_total for op in ops if op.key in MATRIX_PRODUCTS) / 1e3 / n
+        print(
+            f"{name}: {1e3 * wall / n:.0f} ms a step (profiled); CPU {total:.0f} ms, matrix "
+            f"products {products:.0f} ms ({products / total:.0%}), "
+            f"the rest {total - products:.0f} ms"
+        )
+        top = sorted(ops, key=lambda op: -op.self_cpu_time_total)[:10]
+        print(
+            "  largest:",
+            ", ".join(f"{op.key} {op.self_cpu_time_total / 1e3 / n:.0f}" for op in top),
+        )
+
+
+if __name__ == "__main__":
+    main()
