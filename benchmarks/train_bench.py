@@ -94,6 +94,33 @@ def peer_step(model, forward, optimizer, precision: str, loss_name: str, pad_id:
     return step
 
 
+def real_batches(data_dir: Path, preset_name: str, n: int, max_tokens: int):
+    """The model config, and the first `n` batches of `TokenBatchSampler` over the prepared
+    training split: their indices (aiayn collates them itself) and as a peer's collator pads
+    them. Exits with what to run when the corpus is not prepared."""
+    if not (data_dir / "meta.json").is_file():
+        sys.exit(f"{data_dir}: no prepared data; run `aiayn prepare --out {data_dir}` first")
+    torch.manual_seed(0)
+    cfg = preset(preset_name, vocab_size=DataMeta.load(data_dir).vocab_size)
+    data = ParallelData(data_dir, "train")
+    sampler = TokenBatchSampler(data.src_lengths, data.tgt_lengths, max_tokens, seed=1)
+    indices = [ix for _, ix in zip(range(n), sampler, strict=False)]
+    return cfg, indices, [data.collate(ix) for ix in indices]
+
+
+def marian_step(cfg, precision: str, loss_name: str, batches) -> Step:
+    """Hugging Face `MarianMTModel` of the same size (its default attention), AdamW."""
+    torch.manual_seed(0)
+    marian = hf_marian(cfg)
+
+    def forward(src, tgt_in):
+        mask = src != cfg.pad_id
+        return marian(input_ids=src, attention_mask=mask, decoder_input_ids=tgt_in).logits
+
+    opt = torch.optim.AdamW(marian.parameters(), lr=1e-4, betas=(0.9, 0.98))
+    return peer_step(marian, forward, opt, precision, loss_name, cfg.pad_id, batches)
+
+
 def model_flops(cfg, src_tokens: int, tgt_tokens: int, pairs_st: int, pairs_tt: int) -> float:
     """Matrix-product FLOPs of one training step (forward + backward = 3x forward), counted on
     the padded batch: projections per token, attention per (query, key) pair."""
@@ -125,14 +152,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args()
     restart_with_tcmalloc(sys.orig_argv)  # the allocator `aiayn train` runs on, for every system
-    if not (args.data / "meta.json").is_file():
-        sys.exit(f"{args.data}: no prepared data; run `aiayn prepare --out {args.data}` first")
-    torch.manual_seed(0)
-    cfg = preset(args.preset, vocab_size=DataMeta.load(args.data).vocab_size)
-    data = ParallelData(args.data, "train")
-    plain = TokenBatchSampler(data.src_lengths, data.tgt_lengths, args.max_tokens, seed=1)
-    indices = [ix for _, ix in zip(range(args.batches), plain, strict=False)]
-    raw = [data.collate(ix) for ix in indices]  # as a peer's collator pads them
+    cfg, indices, raw = real_batches(args.data, args.preset, args.batches, args.max_tokens)
 
     steps: dict[str, Step] = {}
     work = Path(tempfile.mkdtemp(prefix="train-bench-"))
@@ -148,17 +168,7 @@ def main() -> None:
             ref, ref, opt, precision, args.peer_loss, cfg.pad_id, raw
         )
     for precision in PRECISIONS:
-        torch.manual_seed(0)
-        marian = hf_marian(cfg)
-
-        def forward(src, tgt_in, marian=marian):
-            mask = src != cfg.pad_id
-            return marian(input_ids=src, attention_mask=mask, decoder_input_ids=tgt_in).logits
-
-        opt = torch.optim.AdamW(marian.parameters(), lr=1e-4, betas=(0.9, 0.98))
-        steps[f"HF Marian {precision}"] = peer_step(
-            marian, forward, opt, precision, args.peer_loss, cfg.pad_id, raw
-        )
+        steps[f"HF Marian {precision}"] = marian_step(cfg, precision, args.peer_loss, raw)
 
     rates: dict[str, list[float]] = {name: [] for name in steps}
     for repeat in range(args.repeats + 1):  # round 0 warms up

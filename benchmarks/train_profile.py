@@ -22,13 +22,9 @@ from torch.profiler import ProfilerActivity, profile
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from peers import cpu_model, hf_marian
-from train_bench import aiayn_step, peer_step
+from peers import cpu_model
+from train_bench import aiayn_step, marian_step, real_batches
 
-from aiayn.config import preset
-from aiayn.data.batching import TokenBatchSampler
-from aiayn.data.dataset import ParallelData
-from aiayn.data.meta import DataMeta
 from aiayn.train.host_memory import allocator, restart_with_tcmalloc
 
 MATRIX_PRODUCTS = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm"}
@@ -41,24 +37,12 @@ def main() -> None:
     parser.add_argument("--precision", choices=("bf16", "fp32"), default="bf16")
     args = parser.parse_args()
     restart_with_tcmalloc(sys.orig_argv)
-    if not (args.data / "meta.json").is_file():
-        sys.exit(f"{args.data}: no prepared data; run `aiayn prepare --out {args.data}` first")
-    torch.manual_seed(0)
-    cfg = preset("small", vocab_size=DataMeta.load(args.data).vocab_size)
-    data = ParallelData(args.data, "train")
-    sampler = TokenBatchSampler(data.src_lengths, data.tgt_lengths, 4096, seed=1)
-    indices = [ix for _, ix in zip(range(args.batches), sampler, strict=False)]
-    raw = [data.collate(ix) for ix in indices]
+    cfg, indices, raw = real_batches(args.data, "small", args.batches, 4096)
     work = Path(tempfile.mkdtemp(prefix="train-profile-"))
-    steps = {"aiayn": aiayn_step(args.data, indices, cfg, args.precision, 4096, work)}
-    marian = hf_marian(cfg)
-
-    def forward(src, tgt_in):
-        mask = src != cfg.pad_id
-        return marian(input_ids=src, attention_mask=mask, decoder_input_ids=tgt_in).logits
-
-    opt = torch.optim.AdamW(marian.parameters(), lr=1e-4, betas=(0.9, 0.98))
-    steps["HF Marian"] = peer_step(marian, forward, opt, args.precision, "theirs", cfg.pad_id, raw)
+    steps = {
+        "aiayn": aiayn_step(args.data, indices, cfg, args.precision, 4096, work),
+        "HF Marian": marian_step(cfg, args.precision, "theirs", raw),
+    }
     print(
         f"CPU: {cpu_model()}; torch {torch.__version__}, {torch.get_num_threads()} threads, "
         f"{allocator()} allocator; {args.precision}, {len(raw)} batches"
