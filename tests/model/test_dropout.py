@@ -53,11 +53,11 @@ def test_seeded_runs_repeat_and_eval_is_the_identity():
         Dropout(1.5)
 
 
-@pytest.mark.skipif(TEST_DEVICE.type != "cpu", reason="the 16-bit mask is the CPU path")
-@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
-def test_a_16_bit_input_gives_what_the_bool_mask_gives(dtype):
-    """bf16/fp16 inputs multiply by a mask in their own dtype: the values and gradient must be
-    bit for bit those of selecting with the bool mask and scaling."""
+@pytest.mark.skipif(TEST_DEVICE.type != "cpu", reason="the multiplier is the CPU path")
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32, torch.float64])
+def test_the_multiplier_gives_what_the_bool_mask_gives(dtype):
+    """Inputs multiply by a mask in their own dtype: the values and gradient must be bit for bit
+    those of selecting with the bool mask and scaling."""
     x = torch.randn(37, 29).to(dtype).requires_grad_()
     torch.manual_seed(4)
     y = dropout(x, 0.2, training=True)
