@@ -130,7 +130,12 @@ def projected_smoothed_loss(
 # exp's result by a relative |x| 2^-24, far below the bf16 gradient's 2^-9.
 LOG2_E = 1.0 / math.log(2.0)
 
-PROJECTED_CHUNK_ELEMENTS = 1 << 21  # (rows, V) float32 blocks of 8 MB, reused chunk after chunk
+# (rows, V) float32 blocks, reused chunk after chunk: 8 MB when the products run in a 16-bit
+# dtype; 16 MB in float32, whose products lose speed on few rows (on a 2-core EPYC,
+# (262, 256) x (256, 8000) runs at 146 GFLOP/s against 167 on 524 rows; the loss's forward and
+# backward on 3,768 tokens took 265 ms instead of 287). Bfloat16 products do not gain from more.
+PROJECTED_CHUNK_ELEMENTS = 1 << 21
+FLOAT32_CHUNK_FACTOR = 2
 
 
 class _ProjectedSmoothedCrossEntropy(torch.autograd.Function):
@@ -144,7 +149,8 @@ class _ProjectedSmoothedCrossEntropy(torch.autograd.Function):
         smooth = epsilon / (V - 2)
         loss = states.new_zeros((), dtype=torch.float32)
         nll = states.new_zeros((), dtype=torch.float32)
-        step = max(1, PROJECTED_CHUNK_ELEMENTS // V)
+        factor = FLOAT32_CHUNK_FACTOR if torch.finfo(dtype).bits >= 32 else 1
+        step = max(1, factor * PROJECTED_CHUNK_ELEMENTS // V)
         padding_rows = bool((target == pad_id).any())  # none in training: states are real
         precise = torch.promote_types(dtype, torch.float32)  # the softmax's precision
         for start in range(0, N, step):
