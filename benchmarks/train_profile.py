@@ -6,7 +6,8 @@
 Profiles (`torch.profiler`) one pass of each system over the same real batches as
 `train_bench.py`, after a pass that warms up, and prints per step: the wall time, the CPU time
 in matrix products (`mm`, `addmm`, `bmm`, `baddbmm`) and in everything else, and the largest
-operators. Like `train_bench.py`, it runs on tcmalloc where installed.
+operators; then the ceiling on aiayn's speed against Marian's if everything but aiayn's matrix
+products took no time. Like `train_bench.py`, it runs on tcmalloc where installed.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ def main() -> None:
         f"{allocator()} allocator; {args.precision}, {len(raw)} batches"
     )
     n = len(raw)
+    wall_ms, products_ms = {}, {}
     for name, step in steps.items():
         for i in range(n):  # warm up
             step(i)
@@ -64,11 +66,18 @@ def main() -> None:
             f"products {products:.0f} ms ({products / total:.0%}), "
             f"the rest {total - products:.0f} ms"
         )
+        wall_ms[name], products_ms[name] = 1e3 * wall / n, products
         top = sorted(ops, key=lambda op: -op.self_cpu_time_total)[:10]
         print(
             "  largest:",
             ", ".join(f"{op.key} {op.self_cpu_time_total / 1e3 / n:.0f}" for op in top),
         )
+
+    ceiling = wall_ms["HF Marian"] / products_ms["aiayn"]
+    print(
+        f"if everything but its matrix products took no time, aiayn's step would be "
+        f"{products_ms['aiayn']:.0f} ms: {ceiling:.2f}x HF Marian's"
+    )
 
 
 if __name__ == "__main__":
