@@ -51,6 +51,12 @@ from aiayn.train.step_stats import StopFlags
 from aiayn.train.trainer import Trainer
 
 PRECISIONS = ("fp32", "bf16")
+# The training issue's bars, median against median in one run: (aiayn system, HF system, ratio).
+BARS = (
+    ("aiayn bf16", "HF Marian bf16", 2.0),
+    ("aiayn bf16", "HF Marian fp32", 3.0),
+    ("aiayn fp32", "HF Marian fp32", 1.3),
+)
 Step = Callable[[int], int]  # batch number -> real target tokens of the step
 
 
@@ -221,6 +227,10 @@ def main() -> None:
             f"{name:>26} | {r['tokens_per_s']:>7,} ({r['min']:,}-{r['max']:,}) | "
             f"{r['mfu']:.2f} | {vs[0]:.2f}x | {vs[1]:.2f}x"
         )
+    for ours, theirs, bar in BARS:
+        ratio = results[ours]["tokens_per_s"] / results[theirs]["tokens_per_s"]
+        met = "met" if ratio >= bar else "not met"
+        print(f"{ours} / {theirs}: {ratio:.2f}x (bar {bar}x: {met})")
     if args.json:
         args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
 
