@@ -26,7 +26,7 @@ from torch.profiler import ProfilerActivity, profile
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from peers import cpu_model
-from train_bench import aiayn_step, marian_step, real_batches
+from train_bench import BARS, aiayn_step, marian_step, real_batches
 
 from aiayn.train.host_memory import allocator, restart_with_tcmalloc
 
@@ -35,9 +35,6 @@ FUSED_ATTENTION = {  # mostly matrix products too: part of the floor under a ste
     "aten::_scaled_dot_product_flash_attention_for_cpu",
     "aten::_scaled_dot_product_flash_attention_for_cpu_backward",
 }
-
-# The training issue's like-with-like bars: aiayn's speed against HF Marian's in one precision.
-BARS = {"bf16": 2.0, "fp32": 1.3}
 
 
 def per_step_ms(ops, n: int, names: set[str] | None = None) -> float:
@@ -92,7 +89,8 @@ def main() -> None:
         f"if everything but its matrix products and fused attention took no time, aiayn's step "
         f"would be {floor_ms['aiayn']:.0f} ms: {ceiling:.2f}x HF Marian's"
     )
-    bar = BARS[args.precision]
+    like = (f"aiayn {args.precision}", f"HF Marian {args.precision}")
+    bar = next(ratio for ours, theirs, ratio in BARS if (ours, theirs) == like)
     budget = wall_ms["HF Marian"] / bar
     print(
         f"{bar}x HF Marian's speed allows aiayn {budget:.0f} ms a step: "
