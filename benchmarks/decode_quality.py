@@ -33,7 +33,7 @@ def main() -> None:
 
     from aiayn.config import DecodeConfig
     from aiayn.data.meta import DataDir
-    from aiayn.decode.translate import load_translator, translate_lines
+    from aiayn.decode.translate import load_model, translate_lines
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, required=True)
@@ -64,7 +64,7 @@ def main() -> None:
     rows, short = [], None
     runs = [(p, False) for p in args.precisions] + [(p, True) for p in args.compiled]
     for precision, compile in runs:
-        model, tokenizer = load_translator(args.model, precision=precision, compile=compile)
+        model, tokenizer = load_model(args.model, precision=precision, compile=compile)
         if compile:  # compiled (or loaded) before the clock starts
             with torch.inference_mode():
                 model.step(args.beam)

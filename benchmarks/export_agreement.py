@@ -45,9 +45,8 @@ def main() -> None:
 
     from aiayn.config import DecodeConfig
     from aiayn.data.meta import DataDir
-    from aiayn.decode.translate import load_translator, translate_lines
-    from aiayn.engines.ctranslate2 import CTranslate2Engine
-    from aiayn.engines.onnx import OnnxEngine
+    from aiayn.decode.translate import load_model, translate_lines
+    from aiayn.engines import open_translator
     from aiayn.export.ctranslate2 import export_ctranslate2
     from aiayn.export.onnx import OPSET, export_onnx
     from aiayn.layout import model_dir
@@ -76,10 +75,10 @@ def main() -> None:
     export_onnx(source, out / "onnx")
     print(f"exported to {out} (CTranslate2 float32; ONNX opset {OPSET})")
 
-    model, tokenizer = load_translator(source)
+    model, tokenizer = load_model(source)
     engines = {  # each engine's `aiayn translate --engine NAME`: greedy decoding at beam 1
-        "ctranslate2": CTranslate2Engine(out / "ctranslate2").translate,
-        "onnx": OnnxEngine(out / "onnx").translate,
+        "ctranslate2": open_translator(out / "ctranslate2", engine="ctranslate2").translate,
+        "onnx": open_translator(out / "onnx", engine="onnx").translate,
     }
     systems = {"aiayn": lambda lines, cfg: translate_lines(model, tokenizer, lines, cfg)}
     systems.update(engines)

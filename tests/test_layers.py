@@ -16,7 +16,7 @@ LAYERS = [
     {"files", "layout", "config", "devices"},  # names, settings, devices; nothing above
     {"data", "model"},  # the corpus and the network
     {"decode", "evaluate", "export", "interop", "nn"},  # what uses a trained network
-    {"train", "engines", "explain"},  # training (it validates by decoding); exported engines
+    {"train", "engines"},  # training (it validates by decoding); every engine behind one interface
     {"plot", "vision"},
     {"commands", "serve", "cli", "__main__"},  # the interfaces
 ]

@@ -8,8 +8,8 @@ import torch
 
 from aiayn import plot
 from aiayn.cli import main
-from aiayn.decode.translate import load_translator
-from aiayn.explain import attention_for
+from aiayn.decode.attention_maps import attention_for
+from aiayn.decode.translate import load_model
 from aiayn.model.positional import sinusoidal_encoding
 from aiayn.train.schedule import learning_rate
 
@@ -55,7 +55,7 @@ def test_metrics_figure_plots_the_log(tmp_path):
 
 def test_attention_plots_are_the_models_weights(tiny_run, tmp_path, capsys):
     run = tiny_run
-    model, tokenizer = load_translator(run)
+    model, tokenizer = load_model(run)
     found = attention_for(model, tokenizer, "The dog sees a cat.", beam=2)
     S, T = len(found.source), len(found.target_in)
     assert len(found.cross) == model.cfg.n_decoder_layers and found.cross[0].shape == (T, S)

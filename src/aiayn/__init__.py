@@ -10,6 +10,9 @@ __version__ = "0.1.0"
 # Imported on first use, so that commands which do not need torch (prepare) start fast and
 # their worker processes stay small.
 _LAZY = {
+    "DecodeConfig": "aiayn.config",
+    "EngineConfig": "aiayn.config",
+    "open_translator": "aiayn.engines",
     "ModelConfig": "aiayn.config",
     "PRESETS": "aiayn.config",
     "preset": "aiayn.config",
@@ -18,7 +21,8 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
-    from aiayn.config import PRESETS, ModelConfig, preset
+    from aiayn.config import PRESETS, DecodeConfig, EngineConfig, ModelConfig, preset
+    from aiayn.engines import open_translator
     from aiayn.model import KVCache, Transformer
 
 
@@ -28,4 +32,14 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'aiayn' has no attribute {name!r}")
 
 
-__all__ = ["PRESETS", "KVCache", "ModelConfig", "Transformer", "__version__", "preset"]
+__all__ = [
+    "PRESETS",
+    "DecodeConfig",
+    "EngineConfig",
+    "KVCache",
+    "ModelConfig",
+    "Transformer",
+    "__version__",
+    "open_translator",
+    "preset",
+]

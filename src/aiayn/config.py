@@ -191,6 +191,7 @@ DECODE_PRECISIONS = ("fp32", "bf16", "int8")  # int8: dynamic int8 linear layers
 @dataclass(frozen=True)
 class DecodeConfig:
     """How a trained model translates: the search, its limits, and how input is batched.
+    (How the model is opened - engine, device, precision - is an `EngineConfig`.)
 
     Defaults are the paper's (section 6.1: beam 4, alpha 0.6, at most input length + 50 output
     tokens). `aiayn translate`, `aiayn evaluate` and `aiayn serve` take their defaults from here.
@@ -212,15 +213,12 @@ class DecodeConfig:
     max_tokens: int = 4096  # padded source tokens per batch
     max_input_tokens: int = 1024  # the longest input line, in pieces...
     too_long: str = "truncate"  # ...and what happens to a longer one: truncate | skip | error
-    precision: str = "fp32"  # fp32; bf16: weights cast; int8: dynamic int8 linear layers (CPU)
-    compile: bool = False  # the decoder step compiled ahead of time (CPU; int8: weight-only)
 
     def __post_init__(self) -> None:
         for value, allowed, what in (
             (self.length_penalty, LENGTH_PENALTIES, "length penalty"),
             (self.stop, STOP_RULES, "stopping rule"),
             (self.too_long, TOO_LONG_POLICIES, "policy for too-long lines"),
-            (self.precision, DECODE_PRECISIONS, "decoding precision"),
         ):
             if value not in allowed:
                 raise ValueError(f"unknown {what} {value!r}; choose one of {', '.join(allowed)}")
@@ -238,6 +236,43 @@ class DecodeConfig:
             )
 
     def replace(self, **changes: Any) -> DecodeConfig:
+        check_keys(type(self), changes, "override")
+        return dataclasses.replace(self, **changes)
+
+
+ENGINES = ("aiayn", "ctranslate2", "onnx")  # our model; exported for CTranslate2 or ONNX Runtime
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """How a translator is opened (`aiayn.open_translator`): fixed for its lifetime, where a
+    `DecodeConfig` may change from call to call. `aiayn translate`, `evaluate` and `serve`
+    take their defaults from here."""
+
+    engine: str = "aiayn"  # aiayn: a run or model directory; ctranslate2 | onnx: `aiayn export`'s
+    device: str = "cpu"  # cpu, cuda, cuda:1, ... (ONNX Runtime runs on the CPU)
+    precision: str = "fp32"  # fp32; bf16: weights cast; int8: dynamic int8 linear layers (CPU)
+    compile: bool = False  # the decoder step compiled ahead of time (CPU; int8: weight-only)
+    threads: int = 0  # CTranslate2's and ONNX Runtime's threads; 0 = their default
+
+    def __post_init__(self) -> None:
+        if self.engine not in ENGINES:
+            raise ValueError(f"unknown engine {self.engine!r}; choose one of {', '.join(ENGINES)}")
+        if self.precision not in DECODE_PRECISIONS:
+            raise ValueError(
+                f"unknown decoding precision {self.precision!r}; choose one of "
+                f"{', '.join(DECODE_PRECISIONS)}"
+            )
+        if self.engine != "aiayn" and self.compile:
+            raise ValueError(f"--compile is for our own engine; drop it or --engine {self.engine}")
+        if self.engine != "aiayn" and self.precision != "fp32":
+            raise ValueError(f"--engine {self.engine} decodes in float32; drop --precision")
+        if self.threads < 0:
+            raise ValueError(
+                f"threads must be 0 (the engine's default) or more, not {self.threads}"
+            )
+
+    def replace(self, **changes: Any) -> EngineConfig:
         check_keys(type(self), changes, "override")
         return dataclasses.replace(self, **changes)
 

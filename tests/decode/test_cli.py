@@ -184,24 +184,30 @@ def test_the_stopping_rule_and_int8_on_the_command_line():
     parser = argparse.ArgumentParser()
     translate.add_decoding(parser)
     args = parser.parse_args(["--model", "m", "--stop", "k-finished", "--precision", "int8"])
-    cfg = translate.decode_config(args)
-    assert (cfg.stop, cfg.precision) == ("k-finished", "int8")
+    cfg, opened = translate.decode_config(args), translate.engine_config(args)
+    assert (cfg.stop, opened.precision) == ("k-finished", "int8")
     assert translate.decode_config(parser.parse_args(["--model", "m"])).stop == "bound"
     with pytest.raises(SystemExit):
         parser.parse_args(["--model", "m", "--stop", "early"])
 
 
 def test_the_command_line_and_the_server_take_their_defaults_from_decode_config():
-    """One home for decoding settings: with no options, every command gives DecodeConfig()."""
+    """One home for decoding settings: with no options, every command gives DecodeConfig() and
+    opens its model as EngineConfig() says."""
     import argparse
 
-    from aiayn.commands import translate
+    from aiayn.commands import serve, translate
+    from aiayn.config import EngineConfig
     from aiayn.serve.app import TranslateRequest
 
     commands = argparse.ArgumentParser().add_subparsers(dest="command")
     translate.add(commands)
+    serve.add(commands)
     for command in ("translate", "evaluate"):
         args = commands.choices[command].parse_args(["--model", "m"])
         assert translate.decode_config(args) == DecodeConfig(), command
+    for command in ("translate", "evaluate", "serve"):
+        args = commands.choices[command].parse_args(["--model", "m"])
+        assert translate.engine_config(args) == EngineConfig(), command
     request = TranslateRequest(text="a")
     assert (request.beam, request.nbest) == (DecodeConfig().beam, DecodeConfig().nbest)

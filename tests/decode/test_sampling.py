@@ -59,9 +59,9 @@ def test_a_sampled_line_does_not_depend_on_its_batch_mates():
 
 
 def test_translating_in_other_batches_gives_the_same_samples(tiny_run):
-    from aiayn.decode.translate import load_translator, translate_lines
+    from aiayn.decode.translate import load_model, translate_lines
 
-    model, tokenizer = load_translator(tiny_run)
+    model, tokenizer = load_model(tiny_run)
     lines = ["a b c d", "e f", "a a b b c c", "d e f a", "b"]
     sampling = DecodeConfig(sample=True, seed=1, max_len_b=8)
     one_batch = translate_lines(model, tokenizer, lines, sampling.replace(max_tokens=4096))

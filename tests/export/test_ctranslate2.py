@@ -6,10 +6,10 @@ import pytest
 import torch
 
 from aiayn.cli import main
-from aiayn.config import DecodeConfig
+from aiayn.config import DecodeConfig, EngineConfig
 from aiayn.data.vocab import Tokenizer
-from aiayn.decode.translate import load_translator, translate_lines
-from aiayn.engines.ctranslate2 import CTranslate2Engine
+from aiayn.decode.translate import load_model, translate_lines
+from aiayn.engines.ctranslate2 import CTranslate2Translator
 from aiayn.evaluate import score
 from aiayn.export.ctranslate2 import export_ctranslate2
 from tests.conftest import perturb_vectors, tiny_model
@@ -54,9 +54,9 @@ def test_beam_bleu_matches_ours_with_the_power_penalty(tiny_run, tiny_data, expo
     lines = (tiny_data / "test.src.txt").read_text().splitlines()
     refs = [(tiny_data / "test.tgt.txt").read_text().splitlines()]
     opts = DecodeConfig(beam=4, length_penalty="power", alpha=0.6)
-    model, tokenizer = load_translator(tiny_run)
+    model, tokenizer = load_model(tiny_run)
     ours = score(translate_lines(model, tokenizer, lines, opts), refs)
-    theirs = score(CTranslate2Engine(exported).translate(lines, opts), refs)
+    theirs = score(CTranslate2Translator(exported).translate(lines, opts), refs)
     assert abs(ours.bleu - theirs.bleu) <= 0.2
 
 
@@ -81,7 +81,7 @@ def test_layouts_survive_the_export(layout, tiny_run, tiny_data, tmp_path):
     opts = DecodeConfig(beam=1, max_len_b=7)
     with torch.no_grad():
         ours = translate_lines(model, Tokenizer(tiny_data), lines, opts)
-    assert CTranslate2Engine(tmp_path / "ct2").translate(lines, opts) == ours
+    assert CTranslate2Translator(tmp_path / "ct2").translate(lines, opts) == ours
     assert len(set(ours)) > 1
 
 
@@ -125,10 +125,10 @@ def test_serve_with_the_ctranslate2_engine(exported):
     from aiayn.serve.app import create_app
 
     texts = ["The dog sees a cat.", "The old man reads a book."]
-    expected = CTranslate2Engine(exported).translate(
+    expected = CTranslate2Translator(exported).translate(
         texts, DecodeConfig(beam=2, length_penalty="power")
     )
-    with TestClient(create_app(exported, engine="ctranslate2")) as client:
+    with TestClient(create_app(exported, engine=EngineConfig(engine="ctranslate2"))) as client:
         got = client.post("/translate", json={"text": texts, "beam": 2}).json()["translations"]
         assert [g["text"] for g in got] == expected
         refused = client.post("/translate", json={"text": texts[0], "attention": True})

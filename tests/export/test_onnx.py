@@ -35,7 +35,7 @@ def test_encoder_and_ten_cached_steps_match_pytorch(tiny_run, exported):
         for _ in range(10):
             with torch.no_grad():
                 decoded = ours.decode(step, cache=cache)
-            other = onnx.decode(step, theirs)
+            other = onnx.decode(step, cache=theirs)
             torch.testing.assert_close(other.logits, decoded.logits, rtol=0, atol=1e-4)
             cache, theirs = decoded.cache, other.cache
             step = decoded.logits[:, -1].argmax(-1, keepdim=True)  # (B, 1)

@@ -5,7 +5,9 @@ import threading
 
 from fastapi.testclient import TestClient
 
+import aiayn.engines.search as search_module
 import aiayn.serve.app as app_module
+from aiayn.config import EngineConfig
 from aiayn.data.vocab import Tokenizer
 from aiayn.layout import model_dir
 from aiayn.serve.app import create_app
@@ -13,7 +15,7 @@ from aiayn.serve.app import create_app
 
 def test_attention_is_read_in_the_model_thread_without_a_second_search(tiny_run, monkeypatch):
     searches, threads = [], []
-    search, read = app_module.nbest_hypotheses, app_module.attention_of
+    search, read = search_module.nbest_hypotheses, search_module.attention_of
 
     def counted_search(*args, **kwargs):
         searches.append(threading.current_thread().name)
@@ -23,9 +25,9 @@ def test_attention_is_read_in_the_model_thread_without_a_second_search(tiny_run,
         threads.append(threading.current_thread().name)
         return read(*args, **kwargs)
 
-    monkeypatch.setattr(app_module, "nbest_hypotheses", counted_search)
-    monkeypatch.setattr(app_module, "attention_of", recorded_read)
-    with TestClient(create_app(tiny_run, precision="int8")) as client:
+    monkeypatch.setattr(search_module, "nbest_hypotheses", counted_search)
+    monkeypatch.setattr(search_module, "attention_of", recorded_read)
+    with TestClient(create_app(tiny_run, engine=EngineConfig(precision="int8"))) as client:
         body = {"text": "The dog sees a cat.", "beam": 2, "attention": True}
         item = client.post("/translate", json=body).json()["translations"][0]
     assert len(searches) == 1, "one search for the translation and its attention"
@@ -39,7 +41,7 @@ def test_attention_is_read_in_the_model_thread_without_a_second_search(tiny_run,
 def test_the_model_is_loaded_in_the_thread_that_runs_it(tiny_run, monkeypatch):
     """One thread calls PyTorch: a second (the loading one) would keep its own OpenMP team."""
     loads, searches = [], []
-    load, search = app_module.load_translator, app_module.nbest_hypotheses
+    load, search = app_module.open_translator, search_module.nbest_hypotheses
 
     def recorded_load(*args, **kwargs):
         loads.append(threading.get_ident())
@@ -49,8 +51,8 @@ def test_the_model_is_loaded_in_the_thread_that_runs_it(tiny_run, monkeypatch):
         searches.append(threading.get_ident())
         return search(*args, **kwargs)
 
-    monkeypatch.setattr(app_module, "load_translator", recorded_load)
-    monkeypatch.setattr(app_module, "nbest_hypotheses", recorded_search)
+    monkeypatch.setattr(app_module, "open_translator", recorded_load)
+    monkeypatch.setattr(search_module, "nbest_hypotheses", recorded_search)
     with TestClient(create_app(tiny_run)) as client:
         for text in ("The dog sees a cat.", "A cat."):
             assert client.post("/translate", json={"text": text}).status_code == 200

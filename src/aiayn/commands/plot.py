@@ -93,10 +93,10 @@ def check_numbers(args: argparse.Namespace) -> None:
 
 def plot_attention(args: argparse.Namespace) -> list[Path]:
     from aiayn import plot
-    from aiayn.decode.translate import load_translator
-    from aiayn.explain import attention_for
+    from aiayn.decode.attention_maps import attention_for
+    from aiayn.decode.translate import load_model
 
-    model, tokenizer = load_translator(args.model)
+    model, tokenizer = load_model(args.model)
     found = attention_for(model, tokenizer, args.sentence, beam=args.beam, head=args.head)
     which = "mean of heads" if args.head is None else f"head {args.head}"
     out = args.out

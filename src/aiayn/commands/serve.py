@@ -4,37 +4,22 @@ from __future__ import annotations
 
 import argparse
 
-from aiayn.config import DECODE_PRECISIONS, DecodeConfig
+from aiayn.commands.translate import add_engine, engine_config
 
 
 def add(commands) -> None:
     s = commands.add_parser("serve", help="serve translations: JSON API and a web page")
-    s.add_argument("--model", required=True, help="run, checkpoint or model directory")
+    add_engine(
+        s,
+        "the decoder step compiled ahead of time (CPU), for beam 1 and 4 before serving "
+        "(about 20 s each the first time, then loaded from disk); with --precision int8 the "
+        "weights are int8 and the activations bf16",
+    )
     s.add_argument("--host", default="127.0.0.1", help="loopback by default")
     s.add_argument("--port", type=int, default=8000)
     s.add_argument("--max-chars", type=int, default=1000, help="per text")
     s.add_argument("--max-texts", type=int, default=32, help="per request")
     s.add_argument("--wait-ms", type=float, default=5.0, help="batching window")
-    s.add_argument(
-        "--engine",
-        choices=["aiayn", "ctranslate2"],
-        default="aiayn",
-        help="ctranslate2: --model is a directory from `aiayn export`; its beam "
-        "search divides by |Y|^alpha, not GNMT's form",
-    )
-    s.add_argument(
-        "--precision",
-        choices=DECODE_PRECISIONS,
-        default=DecodeConfig().precision,
-        help="bf16: weights cast; int8: dynamic int8 linear layers (CPU)",
-    )
-    s.add_argument(
-        "--compile",
-        action="store_true",
-        help="the decoder step compiled ahead of time (CPU), for beam 1 and 4 before serving "
-        "(about 20 s each the first time, then loaded from disk); with --precision int8 the "
-        "weights are int8 and the activations bf16",
-    )
     s.set_defaults(run=run_serve)
 
 
@@ -46,8 +31,6 @@ def run_serve(args: argparse.Namespace) -> int:
     except ImportError:
         raise ValueError('serving needs FastAPI and uvicorn: pip install -e ".[serve]"') from None
     limits = Limits(max_chars=args.max_chars, max_texts=args.max_texts)
-    if args.compile and args.engine != "aiayn":
-        raise ValueError(f"--compile is for our own engine; drop it or --engine {args.engine}")
-    app = create_app(args.model, limits, args.wait_ms, args.precision, args.engine, args.compile)
+    app = create_app(args.model, limits, args.wait_ms, engine_config(args))
     uvicorn.run(app, host=args.host, port=args.port, log_level="info")
     return 0

@@ -5,23 +5,61 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
-from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from aiayn.config import (
     DECODE_PRECISIONS,
+    ENGINES,
     LENGTH_PENALTIES,
     STOP_RULES,
     TOO_LONG_POLICIES,
     DecodeConfig,
+    EngineConfig,
 )
 
-PAPER = DecodeConfig()  # every default below is read from here
+if TYPE_CHECKING:
+    from aiayn.engines import Translation
+
+PAPER = DecodeConfig()  # every default of the search below is read from here
+OPENED = EngineConfig()  # ...and of how the model is opened
+
+
+def add_engine(p: argparse.ArgumentParser, compile_help: str) -> None:
+    """Options shared by translate, evaluate and serve: the model and how it is opened."""
+    p.add_argument("--model", required=True, help="run, checkpoint or model directory")
+    p.add_argument("--device", default=OPENED.device, help="cpu, cuda, cuda:1, ...")
+    p.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default=OPENED.engine,
+        help="ctranslate2 | onnx: a directory from `aiayn export` as --model; CTranslate2's "
+        "beam search needs --length-penalty power or none (it divides by |Y|^alpha, not "
+        "GNMT's form)",
+    )
+    p.add_argument(
+        "--precision",
+        choices=DECODE_PRECISIONS,
+        default=OPENED.precision,
+        help="bf16: weights cast; int8: dynamic int8 linear layers, CPU only "
+        "(see benchmarks/README.md)",
+    )
+    p.add_argument("--compile", action="store_true", help=compile_help)
+
+
+def engine_config(args: argparse.Namespace) -> EngineConfig:
+    """How the command line opens its model."""
+    return EngineConfig(args.engine, args.device, args.precision, args.compile)
 
 
 def add_decoding(p: argparse.ArgumentParser) -> None:
     """Options shared by translate and evaluate: the model and the search."""
-    p.add_argument("--model", required=True, help="run, checkpoint or model directory")
+    add_engine(
+        p,
+        "run the decoder step compiled ahead of time (CPU; 3x faster at batch 1): the "
+        "first use of a beam size compiles for about 20 s, kept on disk for later runs; "
+        "with --precision int8 the weights are int8 and the activations bf16",
+    )
     p.add_argument(
         "--beam", type=int, default=PAPER.beam, help=f"beam size (paper: {PAPER.beam}); 1 = greedy"
     )
@@ -62,29 +100,6 @@ def add_decoding(p: argparse.ArgumentParser) -> None:
         choices=TOO_LONG_POLICIES,
         default=PAPER.too_long,
         help="what to do with a longer line (each one is named in a warning)",
-    )
-    p.add_argument("--device", default="cpu")
-    p.add_argument(
-        "--engine",
-        choices=["aiayn", "ctranslate2", "onnx"],
-        default="aiayn",
-        help="ctranslate2 | onnx: a directory from `aiayn export` as --model; CTranslate2's "
-        "beam search needs --length-penalty power or none (it divides by |Y|^alpha, not "
-        "GNMT's form)",
-    )
-    p.add_argument(
-        "--precision",
-        choices=DECODE_PRECISIONS,
-        default=PAPER.precision,
-        help="bf16: weights cast; int8: dynamic int8 linear layers, CPU only "
-        "(see benchmarks/README.md)",
-    )
-    p.add_argument(
-        "--compile",
-        action="store_true",
-        help="run the decoder step compiled ahead of time (CPU; 3x faster at batch 1): the "
-        "first use of a beam size compiles for about 20 s, kept on disk for later runs; "
-        "with --precision int8 the weights are int8 and the activations bf16",
     )
 
 
@@ -144,32 +159,24 @@ def read_lines(path: Path | None) -> list[str]:
 
 
 def run_translate(args: argparse.Namespace) -> int:
-    from aiayn.decode.translate import load_translator, nbest_lines, translate_lines
+    from aiayn.engines import open_translator
 
     cfg = decode_config(args)
     lines = read_lines(args.input)
-    if args.engine != "aiayn":
-        from aiayn.commands.engines import exported_engine
-
-        engine = exported_engine(args, cfg)
-        translate, nbest = engine.translate, engine.nbest
-    else:
-        model, tokenizer = load_translator(args.model, args.device, cfg.precision, cfg.compile)
-        translate = partial(translate_lines, model, tokenizer)
-        nbest = partial(nbest_lines, model, tokenizer)
+    translator = open_translator(args.model, engine_config(args))
     if cfg.nbest == 1:
-        return write_output(args, lines_text(translate(lines, cfg)))
-    return write_output(args, format_nbest(nbest(lines, cfg)))
+        return write_output(args, lines_text(translator.translate(lines, cfg)))
+    return write_output(args, format_nbest(translator.nbest(lines, cfg)))
 
 
 def lines_text(lines: list[str]) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def format_nbest(nbest: list[list[tuple[str, float]]]) -> str:
+def format_nbest(nbest: list[list[Translation]]) -> str:
     """'line ||| translation ||| score' for each of the n best of each line."""
     return "".join(
-        f"{i} ||| {hyp} ||| {score:.4f}\n" for i, line in enumerate(nbest) for hyp, score in line
+        f"{i} ||| {t.text} ||| {t.score:.4f}\n" for i, line in enumerate(nbest) for t in line
     )
 
 
@@ -182,22 +189,14 @@ def write_output(args: argparse.Namespace, text: str) -> int:
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
-    from aiayn.decode.translate import load_translator, translate_lines
+    from aiayn.engines import open_translator
     from aiayn.evaluate import evaluate_split, score
 
     cfg = decode_config(args)
-    if args.engine != "aiayn":
-        from aiayn.commands.engines import exported_engine
+    translator = open_translator(args.model, engine_config(args))
 
-        engine = exported_engine(args, cfg)
-
-        def translate(sources: list[str]) -> list[str]:
-            return engine.translate(sources, cfg)
-    else:
-        model, tokenizer = load_translator(args.model, args.device, cfg.precision, cfg.compile)
-
-        def translate(sources: list[str]) -> list[str]:
-            return translate_lines(model, tokenizer, sources, cfg)
+    def translate(sources: list[str]) -> list[str]:
+        return translator.translate(sources, cfg)
 
     if args.data is not None:
         found = evaluate_split(args.data, args.split, translate)

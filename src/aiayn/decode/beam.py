@@ -27,8 +27,8 @@ import torch
 from torch import Tensor
 
 from aiayn.config import LENGTH_PENALTIES, DecodeConfig
-from aiayn.decode.steps import apply_rules, max_lengths
-from aiayn.model import KVCache, Transformer
+from aiayn.decode.protocols import CacheT, DecodingModel
+from aiayn.decode.rules import apply_rules, max_lengths
 
 
 @dataclass(frozen=True)
@@ -66,21 +66,23 @@ def length_penalty(length: int, alpha: float, kind: str = "gnmt") -> float:
 
 
 @torch.inference_mode()
-def beam_search(model: Transformer, src: Tensor, cfg: DecodeConfig) -> list[list[Hypothesis]]:
+def beam_search(
+    model: DecodingModel[CacheT], src: Tensor, cfg: DecodeConfig
+) -> list[list[Hypothesis]]:
     """The `nbest` best hypotheses of each sentence, best first.
 
     Args:
         model: in eval mode.
         src: (B, S) source ids ending with eos, right-padded.
     """
-    ids, K = model.cfg, cfg.beam
+    special, K = model.cfg, cfg.beam  # the model's pad, bos and eos ids; the beam size
     B = src.shape[0]
-    limit = max_lengths(src, ids.pad_id, cfg.max_len_a, cfg.max_len_b).tolist()  # per sentence
+    limit = max_lengths(src, special.pad_id, cfg.max_len_a, cfg.max_len_b).tolist()  # per sentence
     results = [Sentence() for _ in range(B)]
     cache = model.init_cache(model.encode(src), capacity=max(limit))
     cache = cache.expand(K)  # K hypotheses share each source
     active = list(range(B))  # sentence of each active block of K rows
-    tokens = torch.full((B * K, 1), ids.bos_id, dtype=torch.long, device=src.device)  # (B*K, t)
+    tokens = torch.full((B * K, 1), special.bos_id, dtype=torch.long, device=src.device)  # (B*K, t)
     # log P of each live hypothesis; at the start only the first of each K is live
     scores = torch.full((B, K), -math.inf, device=src.device)  # (B', K)
     scores[:, 0] = 0.0
@@ -88,11 +90,20 @@ def beam_search(model: Transformer, src: Tensor, cfg: DecodeConfig) -> list[list
         log_probs, cache = expand(model, tokens[:, -1:], cache)  # (B'*K, V)
         at_limit = torch.tensor([limit[s] <= t for s in active], device=src.device)  # (B',)
         log_probs = apply_rules(
-            log_probs, t, at_limit.repeat_interleave(K), cfg.min_len, ids.eos_id
+            log_probs, t, at_limit.repeat_interleave(K), cfg.min_len, special.eos_id
         )
         cand_scores, cand_beam, cand_token = select(scores, log_probs, K)  # (B', 2K) each
         keep_rows, keep_tokens, keep_scores, done = finalize(
-            cand_scores, cand_beam, cand_token, tokens, active, results, limit, t, cfg, ids.eos_id
+            cand_scores,
+            cand_beam,
+            cand_token,
+            tokens,
+            active,
+            results,
+            limit,
+            t,
+            cfg,
+            special.eos_id,
         )
         if all(done):
             break
@@ -106,9 +117,10 @@ def beam_search(model: Transformer, src: Tensor, cfg: DecodeConfig) -> list[list
     return [r.finished[: cfg.nbest] for r in results]
 
 
-def expand(model: Transformer, last: Tensor, cache: KVCache) -> tuple[Tensor, KVCache]:
+def expand(model: DecodingModel[CacheT], last: Tensor, cache: CacheT) -> tuple[Tensor, CacheT]:
     """Log-probabilities of the next token for every live hypothesis: (B'*K, V)."""
     decoded = model.decode(last, cache=cache)
+    assert decoded.logits is not None and decoded.cache is not None  # a projected cached step
     logits = decoded.logits[:, -1]  # (B'*K, V)
     log_probs = logits if decoded.normalized else torch.log_softmax(logits.float(), dim=-1)
     return log_probs, decoded.cache

@@ -8,48 +8,24 @@ compiles it ahead of time with AOTInductor: fused C++ kernels with the weights f
 without Python in between. Its shapes are dynamic (rows, source length, capacity), so one
 compiled step per beam width serves every batch.
 
-Like `OnnxModel`, it offers the part of `Transformer` that decoding uses (encode, init_cache,
-decode on the cache), so greedy decoding, beam search and sampling drive it unchanged. The
-search's bookkeeping and the encoder stay eager.
-
-Compiling takes 15-25 s per beam width on a 2-core CPU. The result is kept on disk
-(`cache_dir`, by default `$XDG_CACHE_HOME/aiayn/compiled`), named by a hash of the weights,
-the precision, the beam width, the code, PyTorch, the C++ compiler and the CPU's instruction
-sets, so a later process loads it in a moment. The files are shared libraries this process
-built; load only a cache directory you trust, as you would a Python package.
+Like `OnnxModel`, it is a `DecodingModel` (`decode.protocols`): greedy decoding, beam search
+and sampling drive it unchanged. The search's bookkeeping and the encoder stay eager. How a
+step is built, kept on disk and loaded again is `decode.compile_cache`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import os
-import platform
-import shutil
-import subprocess
-import tempfile
-import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
 from torch import Tensor, nn
-from torch.export import Dim
 
+from aiayn.decode.compile_cache import compile_step, default_cache_dir, step_digest
 from aiayn.model import AttentionMaps, Encoded, FixedKVCache, Transformer
 from aiayn.model.cache import empty_self_kv
 from aiayn.model.transformer import Decoded
-
-LARGEST = 1 << 16  # the largest batch, source length and capacity the compiled step accepts
-
-
-def default_cache_dir() -> Path:
-    """Where compiled steps are kept: $AIAYN_COMPILE_CACHE, or $XDG_CACHE_HOME/aiayn/compiled."""
-    if "AIAYN_COMPILE_CACHE" in os.environ:
-        return Path(os.environ["AIAYN_COMPILE_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "aiayn" / "compiled"
 
 
 @dataclass(frozen=True)
@@ -248,7 +224,7 @@ class CompiledModel:
             src_mask=encoded.src_mask,
         )
 
-    def decode(self, tgt: Tensor, cache: StepCache) -> Decoded:
+    def decode(self, tgt: Tensor, *, cache: StepCache) -> Decoded[StepCache]:
         """One step for each row: (B, 1) ids -> (B, 1, V) log-probabilities (`normalized`)
         and the advanced cache."""
         if tgt.shape[1] != 1:
@@ -258,6 +234,13 @@ class CompiledModel:
         step = self.step(cache.group)
         logits = step(*step_inputs(cache, tgt.contiguous()))  # (B, 1, V)
         return Decoded(logits=logits, cache=cache.written(), normalized=True)
+
+    def warm_up(self, beams: Iterable[int]) -> None:
+        """Compile (or load) the steps of these beam sizes now; any other size then runs
+        eagerly rather than stall a caller for a compile (a server, once it serves)."""
+        for beam in sorted(set(beams)):
+            self.step(beam)
+        self.build_on_demand = False
 
     def step(self, group: int) -> Callable[..., Tensor]:
         """The compiled step for `group` hypotheses per source: loaded, or compiled once.
@@ -271,128 +254,7 @@ class CompiledModel:
         return self._steps[group]
 
     def _path(self, group: int) -> Path:
-        """The compiled step's file: named by everything that shapes it (the weights, the
-        code, the precision, the beam size, PyTorch, the compiler and the CPU it targets)."""
+        """The compiled step's file: named by everything that shapes it (`step_digest`)."""
         if self._digest is None:
-            digest = hashlib.sha256(build_environment().encode())
-            digest.update(f"{self.precision} {self.cfg}".encode())
-            for source in sorted(code_files()):
-                digest.update(source.read_bytes())
-            for key, value in self.model.state_dict().items():
-                digest.update(key.encode())
-                digest.update(value.detach().contiguous().view(torch.uint8).numpy())
-            self._digest = digest.hexdigest()[:24]
+            self._digest = step_digest(self.model, self.precision)
         return self.cache_dir / f"step-{self.precision}-beam{group}-{self._digest}.pt2"
-
-
-def code_files() -> list[Path]:
-    """The code a compiled step runs: a change to any of it is a new compiled step."""
-    package = Path(__file__).resolve().parent.parent
-    return [*(package / "model").glob("*.py"), package / "config.py", *package.glob("decode/*.py")]
-
-
-def cxx() -> str:
-    """The C++ compiler inductor builds with."""
-    return os.environ.get("CXX", "g++")
-
-
-def build_environment() -> str:
-    """PyTorch, the C++ compiler and the CPU's instruction sets: inductor compiles for the
-    CPU it runs on (-march=native), so a step built on one CPU may not run on another."""
-    compiler = cxx()
-    try:
-        version = subprocess.run(
-            [compiler, "--version"], capture_output=True, text=True, timeout=30
-        ).stdout.splitlines()[:1]
-    except (OSError, subprocess.SubprocessError):
-        version = []
-    flags = next(
-        (line for line in cpu_info().splitlines() if line.startswith(("flags", "Features"))), ""
-    )
-    return f"{torch.__version__} {compiler} {version} {platform.machine()} {flags}"
-
-
-def cpu_info() -> str:
-    try:
-        return Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return platform.processor()
-
-
-def compile_step(step: DecoderStep, path: Path) -> Callable[..., Tensor]:
-    """`step` compiled by AOTInductor, or loaded from `path` if it was compiled before."""
-    with torch.inference_mode(), warnings.catch_warnings():
-        warnings.filterwarnings("ignore", "isinstance.treespec, LeafSpec", FutureWarning)
-        if path.is_file():
-            try:
-                return flat_call(torch._inductor.aoti_load_package(str(path)))
-            except Exception:  # a damaged or foreign file: compile it again
-                with contextlib.suppress(OSError):  # a read-only cache: write will say so
-                    path.unlink()
-        return flat_call(build(step, path))
-
-
-def build(step: DecoderStep, path: Path):
-    """Export `step` with dynamic shapes, compile it into a package at `path`, load it."""
-    compiler = cxx()
-    if shutil.which(compiler) is None:
-        raise OSError(
-            f"--compile needs a C++ compiler and {compiler!r} is not on the PATH: install one "
-            "(Debian: apt-get install g++) or decode without --compile"
-        )
-    K = step.group
-    B, S, C = (Dim(name, min=1, max=LARGEST) for name in "BSC")
-    rows = B * K if K > 1 else B
-    per_layer = [{0: rows, 2: C}] * step.model.cfg.n_decoder_layers
-    history = {0: rows, 1: C} if K > 1 else None
-    shapes = (
-        {0: rows},
-        {},
-        per_layer,
-        per_layer,
-        {1: B, 3: S},
-        {1: B, 3: S},
-        {0: B, 3: S},
-        history,
-    )
-    exported = torch.export.export(step, example_inputs(step), dynamic_shapes=shapes)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
-        built = torch._inductor.aoti_compile_and_package(
-            exported,
-            package_path=str(Path(tmp) / path.name),
-            inductor_configs={"freezing": True},  # weights as constants, pre-packed
-        )
-        os.replace(built, path)  # whole, or not at all
-    return torch._inductor.aoti_load_package(str(path))
-
-
-def flat_call(package) -> Callable[..., Tensor]:
-    """The loaded step as a function of `DecoderStep.forward`'s arguments, which hands its
-    tensors to the compiled code in order. (The package's own call reads its input and output
-    layouts from JSON at every call: 50 us a step, a sixth of a batch-1 step.)"""
-
-    def call(*args) -> Tensor:
-        flat = [a for arg in args for a in (arg if isinstance(arg, list) else [arg])]
-        return package.loader.boxed_run([a for a in flat if a is not None])[0]
-
-    return call
-
-
-def example_inputs(step: DecoderStep) -> tuple:
-    """Inputs to export the step with: two sources, three source positions and three cached
-    steps (sizes of 0 or 1 would be taken for constants)."""
-    cfg, K = step.model.cfg, step.group
-    H, Dh, N = cfg.n_heads, cfg.d_model // cfg.n_heads, cfg.n_decoder_layers
-    dtype = step.model.src_embed.weight.dtype
-    B, S, C = 2, 3, 3
-    return (
-        torch.full((B * K, 1), cfg.bos_id, dtype=torch.long),
-        torch.zeros(1, dtype=torch.long),
-        [torch.zeros(B * K, H, C, Dh, dtype=dtype) for _ in range(N)],
-        [torch.zeros(B * K, H, C, Dh, dtype=dtype) for _ in range(N)],
-        torch.zeros(N, B, H, S, Dh, dtype=dtype),
-        torch.zeros(N, B, H, S, Dh, dtype=dtype),
-        torch.ones(B, 1, 1, S, dtype=torch.bool),
-        torch.arange(B * K)[:, None].expand(B * K, C).contiguous() if K > 1 else None,
-    )

@@ -9,14 +9,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
 from torch import Tensor
 
 from aiayn.config import DecodeConfig
-from aiayn.decode.steps import token_by_token
-from aiayn.model import Transformer
+from aiayn.decode.protocols import DecodingModel
+from aiayn.decode.token_by_token import token_by_token
 
 
 def filter_logits(logits: Tensor, top_k: int, top_p: float) -> Tensor:
@@ -41,7 +42,7 @@ def line_generator(seed: int, line: int, device: torch.device) -> torch.Generato
 
 @torch.inference_mode()
 def sample_decode(
-    model: Transformer, src: Tensor, cfg: DecodeConfig, lines: Sequence[int] | None = None
+    model: DecodingModel[Any], src: Tensor, cfg: DecodeConfig, lines: Sequence[int] | None = None
 ) -> list[list[int]]:
     """One sampled output per sentence (without bos and eos), reproducible from cfg.seed.
 
@@ -73,6 +74,6 @@ class Sampler:
     cfg: DecodeConfig
 
     def __call__(
-        self, model: Transformer, src: Tensor, lines: Sequence[int] | None = None
+        self, model: DecodingModel[Any], src: Tensor, lines: Sequence[int] | None = None
     ) -> list[list[int]]:
         return sample_decode(model, src, self.cfg, lines)

@@ -6,7 +6,7 @@ import sys
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
@@ -19,11 +19,13 @@ from aiayn.decode.beam import Hypothesis, beam_search
 from aiayn.decode.compiled import CompiledModel
 from aiayn.decode.greedy import greedy_decode, greedy_hypotheses
 from aiayn.decode.precision import for_decoding
+from aiayn.decode.protocols import DecodingModel
 from aiayn.decode.sampling import Sampler
 from aiayn.devices import usable_device
 from aiayn.model import Transformer
 
-Decoder = Callable[[Transformer, Tensor], list[list[int]]]
+Model = DecodingModel[Any]  # any model the searches drive: Transformer, CompiledModel, OnnxModel
+Decoder = Callable[[Model, Tensor], list[list[int]]]
 R = TypeVar("R")
 
 
@@ -70,10 +72,10 @@ def limit_length(ids: list[list[int]], max_input: int, policy: str) -> list[list
 
 
 def decode_lines(
-    model: Transformer,
+    model: Model,
     tokenizer: Tokenizer,
     lines: list[str],
-    decode: Callable[[Transformer, Tensor], list[R]],
+    decode: Callable[[Model, Tensor], list[R]],
     empty: R,
     cfg: DecodeConfig = DecodeConfig(),
 ) -> list[R]:
@@ -94,7 +96,7 @@ def decode_lines(
 
 
 def translate_lines(
-    model: Transformer, tokenizer: Tokenizer, lines: list[str], cfg: DecodeConfig = DecodeConfig()
+    model: Model, tokenizer: Tokenizer, lines: list[str], cfg: DecodeConfig = DecodeConfig()
 ) -> list[str]:
     """Translations of `lines`, in their order, by the search `cfg` names (greedy, beam or
     sampling); an empty line gives an empty line."""
@@ -112,14 +114,14 @@ def decoder(cfg: DecodeConfig) -> Decoder:
     if cfg.beam == 1:
         return partial(greedy_decode, cfg=cfg)
 
-    def decode(model: Transformer, src: Tensor) -> list[list[int]]:
+    def decode(model: Model, src: Tensor) -> list[list[int]]:
         return [hyps[0].tokens for hyps in beam_search(model, src, cfg)]
 
     return decode
 
 
 def nbest_lines(
-    model: Transformer, tokenizer: Tokenizer, lines: list[str], cfg: DecodeConfig
+    model: Model, tokenizer: Tokenizer, lines: list[str], cfg: DecodeConfig
 ) -> list[list[tuple[str, float]]]:
     """The cfg.nbest best (translation, score) of each line, best first."""
     found = nbest_hypotheses(model, tokenizer, lines, cfg)
@@ -127,7 +129,7 @@ def nbest_lines(
 
 
 def nbest_hypotheses(
-    model: Transformer, tokenizer: Tokenizer, lines: list[str], cfg: DecodeConfig
+    model: Model, tokenizer: Tokenizer, lines: list[str], cfg: DecodeConfig
 ) -> list[list[tuple[str, Hypothesis]]]:
     """The cfg.nbest best (translation, hypothesis) of each line, best first; an empty line
     gets one empty hypothesis."""
@@ -137,13 +139,14 @@ def nbest_hypotheses(
     return [[(tokenizer.decode([h.tokens])[0], h) for h in line] or empty for line in hyps]
 
 
-def load_translator(
+def load_model(
     path: str | Path,
     device: str | torch.device = "cpu",
     precision: str = "fp32",
     compile: bool = False,
-):
-    """(model in eval mode, its tokenizer) from a run, checkpoint or model directory.
+) -> tuple[Transformer | CompiledModel, Tokenizer]:
+    """(model in eval mode, its tokenizer) from a run, checkpoint or model directory: what our
+    own engine translates with (`aiayn.open_translator` opens every engine).
 
     precision: fp32; bf16 casts the weights (about 2x faster decoding on a recent CPU); int8
     makes the linear layers dynamic int8 (CPU only). Scores are normalized in float32.
@@ -153,8 +156,6 @@ def load_translator(
     directory = layout.model_dir(path)
     model = Transformer.load(directory, device=usable_device(device)).eval()
     model = for_decoding(model, precision, weight_only=compile)
-    if compile:
-        model = CompiledModel(model, precision)
     tokenizer = Tokenizer(directory)
     if tokenizer.vocab_size != model.cfg.vocab_size:  # a foreign spm.model: ids would not fit
         raise ValueError(
@@ -162,4 +163,4 @@ def load_translator(
             f"has a vocabulary of {model.cfg.vocab_size:,}: they come from different runs; put "
             "the spm.model of the data the model was trained on beside it"
         )
-    return model, tokenizer
+    return (CompiledModel(model, precision) if compile else model), tokenizer

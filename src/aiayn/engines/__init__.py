@@ -1,1 +1,7 @@
-"""Running exported models: CTranslate2 and ONNX Runtime behind our text pipeline."""
+"""Every engine behind one interface: `open_translator` opens our own model, a CTranslate2
+export or ONNX graphs, and returns a `Translator`."""
+
+from aiayn.engines.base import Translation, Translator
+from aiayn.engines.open import open_translator
+
+__all__ = ["Translation", "Translator", "open_translator"]

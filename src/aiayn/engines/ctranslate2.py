@@ -8,15 +8,21 @@ log-probability by |Y|^alpha (our `--length-penalty power`); it has no GNMT pena
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from pathlib import Path
 
 from aiayn.config import DecodeConfig
 from aiayn.data.vocab import Tokenizer
+from aiayn.decode.attention_maps import Attention
 from aiayn.decode.translate import limit_length
+from aiayn.engines.base import EMPTY, Translation
 
 
-class CTranslate2Engine:
-    """CTranslate2's `Translator` on a directory from `aiayn export --format ctranslate2`."""
+class CTranslate2Translator:
+    """A `Translator`: CTranslate2's on a directory from `aiayn export --format ctranslate2`."""
+
+    # Its beam search divides by |Y|^alpha: the paper's alpha on that form
+    default_search = DecodeConfig(length_penalty="power")
 
     def __init__(self, directory: str | Path, device: str = "cpu", threads: int = 0) -> None:
         try:
@@ -36,15 +42,19 @@ class CTranslate2Engine:
             str(directory), device=device, intra_threads=threads
         )
 
-    def nbest(self, lines: list[str], cfg: DecodeConfig) -> list[list[tuple[str, float]]]:
-        """The `cfg.nbest` best (translation, score) of each line, in input order."""
+    def nbest(
+        self, lines: list[str], cfg: DecodeConfig = default_search
+    ) -> list[list[Translation]]:
+        """The `cfg.nbest` best translations of each line, in input order."""
+        if cfg.sample:
+            raise ValueError("--sample runs on our own search only; drop --engine ctranslate2")
         if cfg.beam > 1 and cfg.length_penalty == "gnmt":
             raise ValueError(
                 "CTranslate2's beam search has no GNMT length penalty ((5+|Y|)/6)^alpha; it "
                 "divides by |Y|^alpha: choose --length-penalty power (or none)"
             )
         ids = limit_length(self.tokenizer.encode(lines), cfg.max_input_tokens, cfg.too_long)
-        results: list[list[tuple[str, float]]] = [[("", 0.0)] for _ in lines]
+        results: list[list[Translation]] = [[EMPTY] for _ in lines]
         by_limit: dict[int, list[int]] = defaultdict(list)  # output limit -> lines
         for i, x in enumerate(ids):
             if x:  # our limit counts eos; CTranslate2's does not
@@ -64,11 +74,17 @@ class CTranslate2Engine:
             )
             for i, result in zip(rows, out, strict=True):
                 results[i] = [
-                    (self.tokenizer.join(hyp), score)
+                    Translation(self.tokenizer.join(hyp), score, self.tokenizer.piece_ids(hyp))
                     for hyp, score in zip(result.hypotheses, result.scores, strict=True)
                 ]
         return results
 
-    def translate(self, lines: list[str], cfg: DecodeConfig) -> list[str]:
+    def translate(self, lines: list[str], cfg: DecodeConfig = default_search) -> list[str]:
         """The best translation of each line, in input order."""
-        return [hyps[0][0] for hyps in self.nbest(lines, cfg)]
+        return [hyps[0].text for hyps in self.nbest(lines, cfg)]
+
+    def attention(self, line: str, found: Translation, head: int | None = None) -> Attention:
+        raise ValueError("CTranslate2 does not show its attention weights; use --engine aiayn")
+
+    def warm_up(self, beams: Iterable[int]) -> None:
+        """Nothing to build: CTranslate2's kernels are compiled in its wheel."""

@@ -1,8 +1,8 @@
 """Translating with the ONNX graphs of `aiayn export --format onnx`, run by ONNX Runtime.
 
-`OnnxModel` offers the part of `Transformer` that decoding uses (encode, init_cache, decode on
-the key/value cache), so our own greedy and beam search drive ONNX Runtime unchanged: the same
-search, the same length limits, one graph call per step.
+`OnnxModel` is a `DecodingModel` (`decode.protocols`: encode, init_cache, decode on the
+key/value cache), so our own searches drive ONNX Runtime unchanged: the same search, the same
+length limits, one graph call per step. `aiayn.open_translator` puts our search over it.
 """
 
 from __future__ import annotations
@@ -14,9 +14,7 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
-from aiayn.config import DecodeConfig, ModelConfig
-from aiayn.data.vocab import Tokenizer
-from aiayn.decode.translate import nbest_lines, translate_lines
+from aiayn.config import ModelConfig
 from aiayn.export.onnx import DECODER_FILE, ENCODER_FILE
 from aiayn.layout import CONFIG_FILE
 from aiayn.model import KVCache
@@ -76,7 +74,19 @@ class OnnxModel:
             src_mask=encoded.src_mask[:, None, None, :],  # (B, 1, 1, S)
         )
 
-    def decode(self, tgt: Tensor, cache: KVCache) -> Decoded:
+    def __call__(self, src: Tensor, tgt_in: Tensor) -> Tensor:
+        """The teacher-forced pass, (B, S) and (B, T) ids -> (B, T, V) logits: the step graph
+        over tgt_in's T positions in turn (scoring found outputs, as greedy n-best lists do)."""
+        cache = self.init_cache(self.encode(src))
+        logits = []
+        for t in range(tgt_in.shape[1]):
+            decoded = self.decode(tgt_in[:, t : t + 1], cache=cache)
+            assert decoded.cache is not None  # a cached step returns its cache
+            cache = decoded.cache
+            logits.append(decoded.logits)  # (B, 1, V)
+        return torch.cat(logits, dim=1)  # (B, T, V)
+
+    def decode(self, tgt: Tensor, *, cache: KVCache) -> Decoded[KVCache]:
         """One step for each row: (B, 1) ids -> (B, 1, V) logits and the extended cache."""
         K = cache.group  # beams share their source in the cache; the graph takes a row each
         N = len(cache.self_k)
@@ -98,20 +108,3 @@ class OnnxModel:
         new_v = list(torch.from_numpy(self_v).unbind(0))
         cache = replace(cache, self_k=tuple(new_k), self_v=tuple(new_v), length=cache.length + 1)
         return Decoded(logits=torch.from_numpy(logits), cache=cache)
-
-
-class OnnxEngine:
-    """Our text pipeline and search over an exported ONNX directory."""
-
-    def __init__(self, directory: str | Path, threads: int = 0) -> None:
-        self.model = OnnxModel(directory, threads)
-        self.tokenizer = Tokenizer(directory)
-
-    def nbest(self, lines: list[str], cfg: DecodeConfig) -> list[list[tuple[str, float]]]:
-        """The `cfg.nbest` best (translation, score) of each line, in input order."""
-        return nbest_lines(self.model, self.tokenizer, lines, cfg)  # type: ignore[arg-type]
-
-    def translate(self, lines: list[str], cfg: DecodeConfig) -> list[str]:
-        """The best translation of each line, in input order, by the search `aiayn translate`
-        runs for `cfg` (greedy decoding at beam 1)."""
-        return translate_lines(self.model, self.tokenizer, lines, cfg)  # type: ignore[arg-type]

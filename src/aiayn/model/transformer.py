@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Generic, TypeVar
 
 import torch
 from safetensors import SafetensorError
@@ -31,12 +32,16 @@ class Encoded:
     self_attention: tuple[Tensor, ...] = ()  # per layer (B, H, S, S), when asked
 
 
+CacheT = TypeVar("CacheT")  # the cache a decoder step continues: KVCache, FixedKVCache, ...
+OwnCache = TypeVar("OwnCache", KVCache, FixedKVCache)  # the caches `Transformer.decode` takes
+
+
 @dataclass(frozen=True)
-class Decoded:
+class Decoded(Generic[CacheT]):
     """The decoder's output for T new steps."""
 
     logits: Tensor | None  # (B, T, V); None when asked not to project
-    cache: KVCache | FixedKVCache | None = None  # the cache after these steps, when one was given
+    cache: CacheT | None = None  # the cache after these steps, when one was given
     self_attention: tuple[Tensor, ...] = ()  # per layer (B, H, T, P+T), when asked
     cross_attention: tuple[Tensor, ...] = ()  # per layer (B, H, T, S), when asked
     states: Tensor | None = None  # (B, T, D) decoder states, when asked not to project
@@ -201,11 +206,11 @@ class Transformer(nn.Module):
         self,
         tgt: Tensor,
         encoded: Encoded | None = None,
-        cache: KVCache | FixedKVCache | None = None,
+        cache: OwnCache | None = None,
         need_weights: bool = False,
         select: Tensor | None = None,
         project: bool = True,
-    ) -> Decoded:
+    ) -> Decoded[OwnCache]:
         """Run the decoder stack over target steps, all at once or continuing a cache.
 
         Give `encoded` for a full pass over `tgt` (training, scoring), or `cache` (from

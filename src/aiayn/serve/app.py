@@ -12,11 +12,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from aiayn.config import DecodeConfig
-from aiayn.decode.beam import Hypothesis
-from aiayn.decode.compiled import CompiledModel
-from aiayn.decode.translate import load_translator, nbest_hypotheses
-from aiayn.explain import attention_of
+from aiayn.config import DecodeConfig, EngineConfig
+from aiayn.engines import Translation, open_translator
 from aiayn.serve.batcher import DynamicBatcher, model_thread
 
 PAPER = DecodeConfig()  # the search's defaults: the paper's
@@ -48,43 +45,23 @@ def create_app(
     model_dir: str | Path,
     limits: Limits = Limits(),
     wait_ms: float = 5.0,
-    precision: str = "fp32",
-    engine: str = "aiayn",
-    compile: bool = False,
+    engine: EngineConfig = EngineConfig(),
 ) -> FastAPI:
     thread = model_thread()  # the model is loaded in the thread that runs it (batcher.py)
-    if engine == "ctranslate2":  # an exported directory; its beam search: |Y|^alpha
-        from aiayn.engines.ctranslate2 import CTranslate2Engine
+    translator = thread.submit(open_translator, model_dir, engine).result()
+    # compiled steps (with --compile) are built before the first request, not during one
+    thread.submit(translator.warm_up, [1, PAPER.beam]).result()
+    search = translator.default_search
 
-        model, ct2 = None, thread.submit(CTranslate2Engine, model_dir).result()
+    def translate(texts: list[str], beam: int, nbest: int) -> list[list[Translation]]:
+        return translator.nbest(texts, search.replace(beam=beam, nbest=nbest))
 
-        def translate(
-            texts: list[str], beam: int, nbest: int
-        ) -> list[list[tuple[str, Hypothesis]]]:
-            cfg = PAPER.replace(beam=beam, nbest=nbest, length_penalty="power")
-            found = ct2.nbest(texts, cfg)
-            return [[(t, Hypothesis([], s, s)) for t, s in hyps] for hyps in found]
-    else:
-        model, tokenizer = thread.submit(
-            load_translator, model_dir, precision=precision, compile=compile
-        ).result()
-        if isinstance(model, CompiledModel):  # compiled (or loaded) before the first request
-            for beam in sorted({1, PAPER.beam}):
-                thread.submit(model.step, beam).result()
-            model.build_on_demand = False  # other beam sizes run eagerly: no stall to compile
-
-        def translate(
-            texts: list[str], beam: int, nbest: int
-        ) -> list[list[tuple[str, Hypothesis]]]:
-            cfg = PAPER.replace(beam=beam, nbest=nbest)
-            return nbest_hypotheses(model, tokenizer, texts, cfg)
-
-    def attention(text: str, output: list[int]) -> dict:
+    def attention(text: str, found: Translation) -> dict:
         """The last layer's cross-attention (heads' mean) over the translation found: one
         teacher-forced pass, run in the model thread, not a second search."""
-        found = attention_of(model, tokenizer, tokenizer.encode([text])[0], output)
-        cross = found.cross[-1].round(4).tolist()
-        return {"source": found.source, "target": found.target_out, "cross": cross}
+        maps = translator.attention(text, found)
+        cross = maps.cross[-1].round(4).tolist()
+        return {"source": maps.source, "target": maps.target_out, "cross": cross}
 
     batcher = DynamicBatcher(
         translate, max_texts=REQUESTS_PER_BATCH * limits.max_texts, wait_ms=wait_ms, executor=thread
@@ -118,16 +95,15 @@ def create_app(
         check_limits(texts, req, limits)
         results = await batcher.submit(texts, req.beam, req.nbest)
         out = []
-        for text, hyps in zip(texts, results, strict=True):
-            item = {"text": hyps[0][0], "score": hyps[0][1].score}
+        for text, found in zip(texts, results, strict=True):
+            item: dict = {"text": found[0].text, "score": found[0].score}
             if req.nbest > 1:
-                item["nbest"] = [{"text": t, "score": h.score} for t, h in hyps]
-            if req.attention and model is None:
-                raise HTTPException(422, "attention maps need `aiayn serve --engine aiayn`")
+                item["nbest"] = [{"text": t.text, "score": t.score} for t in found]
             if req.attention and text.strip():
-                item["attention"] = await batcher.in_model_thread(
-                    attention, text, hyps[0][1].tokens
-                )
+                try:
+                    item["attention"] = await batcher.in_model_thread(attention, text, found[0])
+                except ValueError as err:  # an engine that cannot show them says why
+                    raise HTTPException(422, f"attention maps: {err}") from None
             out.append(item)
         return {"translations": out}
 

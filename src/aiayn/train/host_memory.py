@@ -15,7 +15,7 @@ Two causes, found by sampling resident memory step by step on the Bible (small p
 3. Validation was the run's peak (1.6-1.9 GB in a 30-minute run, against 1.4 GB for updates):
    its loss batches and the greedy decoding's changing shapes allocate through the heap's
    scattered free chunks, faulting them in again. A trim before each loss batch and before the
-   decoding lowers the loss part's peak by 0.14-0.24 GB. The decoding (decode/steps.py) now
+   decoding lowers the loss part's peak by 0.14-0.24 GB. The decoding (decode/token_by_token.py) now
    drops its finished rows only once they are half its batch, not at every eos, so its cache is
    re-allocated a few times instead of dozens: it adds 0.31-0.43 GB above the trimmed process
    instead of 0.45-0.62 (100 steps, a validation every 25).

@@ -4,7 +4,7 @@ import math
 
 import torch
 
-from aiayn.decode.steps import FORCED_EOS_SCORE, apply_rules, max_lengths
+from aiayn.decode.rules import FORCED_EOS_SCORE, apply_rules, max_lengths
 
 EOS = 2
 

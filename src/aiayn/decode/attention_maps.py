@@ -1,16 +1,27 @@
-"""What the model attends to when it translates a sentence (for plots and the web page)."""
+"""What the model attends to when it translates a sentence: every attention weight of the
+teacher-forced pass over its translation (for `aiayn plot attention` and the web page)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 import torch
 
 from aiayn.config import DecodeConfig
 from aiayn.data.vocab import Tokenizer
+from aiayn.decode.protocols import DecodingModel
 from aiayn.decode.translate import decoder, source_batch
-from aiayn.model import Transformer
+from aiayn.model import AttentionMaps
+
+
+class AttendingModel(DecodingModel[Any], Protocol):
+    """A model whose attention weights can be read: `Transformer` and `CompiledModel`."""
+
+    def attention_maps(self, src: torch.Tensor, tgt_in: torch.Tensor) -> AttentionMaps:
+        """Every attention weight of a teacher-forced pass."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -26,7 +37,11 @@ class Attention:
 
 @torch.inference_mode()
 def attention_for(
-    model: Transformer, tokenizer: Tokenizer, sentence: str, beam: int = 4, head: int | None = None
+    model: AttendingModel,
+    tokenizer: Tokenizer,
+    sentence: str,
+    beam: int = 4,
+    head: int | None = None,
 ) -> Attention:
     """Translate one sentence, then read every attention weight of the teacher-forced pass over
     its translation: one head's, or the mean of the heads."""
@@ -40,7 +55,7 @@ def attention_for(
 
 @torch.inference_mode()
 def attention_of(
-    model: Transformer,
+    model: AttendingModel,
     tokenizer: Tokenizer,
     ids: list[int],
     output: list[int],

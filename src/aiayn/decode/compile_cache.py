@@ -1,0 +1,168 @@
+"""Compiled decoder steps on disk: built once by AOTInductor, named by all that shapes them,
+loaded again in a moment by later processes.
+
+Compiling takes 15-25 s per beam width on a 2-core CPU. The result is kept on disk
+(`default_cache_dir()`, by default `$XDG_CACHE_HOME/aiayn/compiled`), named by a hash of the
+weights, the precision, the beam width, the code, PyTorch, the C++ compiler and the CPU's
+instruction sets. The files are shared libraries this process built; load only a cache
+directory you trust, as you would a Python package.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import torch
+from torch import Tensor
+from torch.export import Dim
+
+from aiayn.model import Transformer
+
+if TYPE_CHECKING:
+    from aiayn.decode.compiled import DecoderStep
+
+LARGEST = 1 << 16  # the largest batch, source length and capacity the compiled step accepts
+
+
+def default_cache_dir() -> Path:
+    """Where compiled steps are kept: $AIAYN_COMPILE_CACHE, or $XDG_CACHE_HOME/aiayn/compiled."""
+    if "AIAYN_COMPILE_CACHE" in os.environ:
+        return Path(os.environ["AIAYN_COMPILE_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "aiayn" / "compiled"
+
+
+def step_digest(model: Transformer, precision: str) -> str:
+    """A name for the compiled steps of `model` in `precision`: a hash of everything that shapes
+    them (the weights, the code, the precision, PyTorch, the compiler and the CPU it targets)."""
+    digest = hashlib.sha256(build_environment().encode())
+    digest.update(f"{precision} {model.cfg}".encode())
+    for source in sorted(code_files()):
+        digest.update(source.read_bytes())
+    for key, value in model.state_dict().items():
+        digest.update(key.encode())
+        digest.update(value.detach().contiguous().view(torch.uint8).numpy())
+    return digest.hexdigest()[:24]
+
+
+def code_files() -> list[Path]:
+    """The code a compiled step runs: a change to any of it is a new compiled step."""
+    package = Path(__file__).resolve().parent.parent
+    return [*(package / "model").glob("*.py"), package / "config.py", *package.glob("decode/*.py")]
+
+
+def cxx() -> str:
+    """The C++ compiler inductor builds with."""
+    return os.environ.get("CXX", "g++")
+
+
+def build_environment() -> str:
+    """PyTorch, the C++ compiler and the CPU's instruction sets: inductor compiles for the
+    CPU it runs on (-march=native), so a step built on one CPU may not run on another."""
+    compiler = cxx()
+    try:
+        version = subprocess.run(
+            [compiler, "--version"], capture_output=True, text=True, timeout=30
+        ).stdout.splitlines()[:1]
+    except (OSError, subprocess.SubprocessError):
+        version = []
+    flags = next(
+        (line for line in cpu_info().splitlines() if line.startswith(("flags", "Features"))), ""
+    )
+    return f"{torch.__version__} {compiler} {version} {platform.machine()} {flags}"
+
+
+def cpu_info() -> str:
+    try:
+        return Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return platform.processor()
+
+
+def compile_step(step: DecoderStep, path: Path) -> Callable[..., Tensor]:
+    """`step` compiled by AOTInductor, or loaded from `path` if it was compiled before."""
+    with torch.inference_mode(), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "isinstance.treespec, LeafSpec", FutureWarning)
+        if path.is_file():
+            try:
+                return flat_call(torch._inductor.aoti_load_package(str(path)))
+            except Exception:  # a damaged or foreign file: compile it again
+                with contextlib.suppress(OSError):  # a read-only cache: write will say so
+                    path.unlink()
+        return flat_call(build(step, path))
+
+
+def build(step: DecoderStep, path: Path):
+    """Export `step` with dynamic shapes, compile it into a package at `path`, load it."""
+    compiler = cxx()
+    if shutil.which(compiler) is None:
+        raise OSError(
+            f"--compile needs a C++ compiler and {compiler!r} is not on the PATH: install one "
+            "(Debian: apt-get install g++) or decode without --compile"
+        )
+    K = step.group
+    B, S, C = (Dim(name, min=1, max=LARGEST) for name in "BSC")
+    rows = B * K if K > 1 else B
+    per_layer = [{0: rows, 2: C}] * step.model.cfg.n_decoder_layers
+    history = {0: rows, 1: C} if K > 1 else None
+    shapes = (
+        {0: rows},
+        {},
+        per_layer,
+        per_layer,
+        {1: B, 3: S},
+        {1: B, 3: S},
+        {0: B, 3: S},
+        history,
+    )
+    exported = torch.export.export(step, example_inputs(step), dynamic_shapes=shapes)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
+        built = torch._inductor.aoti_compile_and_package(
+            exported,
+            package_path=str(Path(tmp) / path.name),
+            inductor_configs={"freezing": True},  # weights as constants, pre-packed
+        )
+        os.replace(built, path)  # whole, or not at all
+    return torch._inductor.aoti_load_package(str(path))
+
+
+def flat_call(package) -> Callable[..., Tensor]:
+    """The loaded step as a function of `DecoderStep.forward`'s arguments, which hands its
+    tensors to the compiled code in order. (The package's own call reads its input and output
+    layouts from JSON at every call: 50 us a step, a sixth of a batch-1 step.)"""
+
+    def call(*args) -> Tensor:
+        flat = [a for arg in args for a in (arg if isinstance(arg, list) else [arg])]
+        return package.loader.boxed_run([a for a in flat if a is not None])[0]
+
+    return call
+
+
+def example_inputs(step: DecoderStep) -> tuple:
+    """Inputs to export the step with: two sources, three source positions and three cached
+    steps (sizes of 0 or 1 would be taken for constants)."""
+    cfg, K = step.model.cfg, step.group
+    H, Dh, N = cfg.n_heads, cfg.d_model // cfg.n_heads, cfg.n_decoder_layers
+    dtype = step.model.src_embed.weight.dtype
+    B, S, C = 2, 3, 3
+    return (
+        torch.full((B * K, 1), cfg.bos_id, dtype=torch.long),
+        torch.zeros(1, dtype=torch.long),
+        [torch.zeros(B * K, H, C, Dh, dtype=dtype) for _ in range(N)],
+        [torch.zeros(B * K, H, C, Dh, dtype=dtype) for _ in range(N)],
+        torch.zeros(N, B, H, S, Dh, dtype=dtype),
+        torch.zeros(N, B, H, S, Dh, dtype=dtype),
+        torch.ones(B, 1, 1, S, dtype=torch.bool),
+        torch.arange(B * K)[:, None].expand(B * K, C).contiguous() if K > 1 else None,
+    )

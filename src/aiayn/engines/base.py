@@ -1,0 +1,53 @@
+"""What every translator offers, whatever runs it: the `Translator` protocol and its results.
+
+`aiayn.open_translator` opens one (engines/open.py); `aiayn translate`, `aiayn evaluate`, the
+server and Python users all translate through this interface and never ask which engine it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Protocol
+
+from aiayn.config import DecodeConfig
+from aiayn.decode.attention_maps import Attention
+
+
+@dataclass(frozen=True)
+class Translation:
+    """One translation of a line: its text, its score and its output ids."""
+
+    text: str
+    score: float  # log P(Y|X) / lp(Y), the score the search ranks by; 0 for an empty line
+    tokens: list[int]  # the output's ids, without bos and eos
+
+
+EMPTY = Translation("", 0.0, [])  # what an empty line translates to
+
+
+class Translator(Protocol):
+    """A model opened for translation, with a search that may change from call to call."""
+
+    @property
+    def default_search(self) -> DecodeConfig:
+        """The search this engine runs when none is given (the paper's, where it can)."""
+        ...
+
+    def translate(self, lines: list[str], cfg: DecodeConfig) -> list[str]:
+        """The best translation of each line, in input order (an empty line gives "")."""
+        ...
+
+    def nbest(self, lines: list[str], cfg: DecodeConfig) -> list[list[Translation]]:
+        """The `cfg.nbest` best translations of each line, best first, in input order."""
+        ...
+
+    def attention(self, line: str, found: Translation, head: int | None = None) -> Attention:
+        """Every attention weight of the model over `line` and its translation `found` (a
+        teacher-forced pass, not a second search); an engine that cannot show them says so."""
+        ...
+
+    def warm_up(self, beams: Iterable[int]) -> None:
+        """Make the first calls at these beam sizes as fast as later ones (a server calls it
+        before it serves)."""
+        ...

@@ -1,0 +1,61 @@
+"""Our own search (greedy, beam, sampling) over any `DecodingModel`: the `Transformer`, its
+compiled form, or the ONNX graphs exported from it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from aiayn.config import DecodeConfig
+from aiayn.data.vocab import Tokenizer
+from aiayn.decode.attention_maps import AttendingModel, Attention, attention_of
+from aiayn.decode.protocols import DecodingModel
+from aiayn.decode.translate import nbest_hypotheses, translate_lines
+from aiayn.engines.base import Translation
+
+
+class SearchTranslator:
+    """A `Translator` that runs aiayn's searches on `model`.
+
+    Args:
+        model: in eval mode.
+        tokenizer: its SentencePiece model.
+        attending: the same model, where its attention weights can be read (None: they cannot).
+        warm_up: builds what the first call at a beam size would otherwise build (compiled
+            steps); None when there is nothing to build.
+    """
+
+    default_search = DecodeConfig()  # the paper's
+
+    def __init__(
+        self,
+        model: DecodingModel[Any],
+        tokenizer: Tokenizer,
+        attending: AttendingModel | None = None,
+        warm_up: Callable[[Iterable[int]], None] | None = None,
+        cannot_attend: str = "",
+    ) -> None:
+        self.model = model
+        self.tokenizer = tokenizer
+        self._attending = attending
+        self._warm_up = warm_up
+        self._cannot_attend = cannot_attend
+
+    def translate(self, lines: list[str], cfg: DecodeConfig = default_search) -> list[str]:
+        return translate_lines(self.model, self.tokenizer, lines, cfg)
+
+    def nbest(
+        self, lines: list[str], cfg: DecodeConfig = default_search
+    ) -> list[list[Translation]]:
+        found = nbest_hypotheses(self.model, self.tokenizer, lines, cfg)
+        return [[Translation(text, h.score, h.tokens) for text, h in line] for line in found]
+
+    def attention(self, line: str, found: Translation, head: int | None = None) -> Attention:
+        if self._attending is None:
+            raise ValueError(self._cannot_attend or "this engine cannot show attention maps")
+        ids = self.tokenizer.encode([line])[0]
+        return attention_of(self._attending, self.tokenizer, ids, found.tokens, head)
+
+    def warm_up(self, beams: Iterable[int]) -> None:
+        if self._warm_up is not None:
+            self._warm_up(beams)
