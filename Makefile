@@ -37,9 +37,12 @@ $(STAMP): pyproject.toml
 test: lint browser allocator
 	$(PY) -m pytest -q -m "not slow or slow"
 
+# ruff, then mypy over src/ (pyproject.toml's [tool.mypy]): the model's stand-ins (compiled,
+# ONNX, the tests' scripted model) and the engines are held to their protocols.
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 format: setup
 	$(VENV)/bin/ruff check --fix .

@@ -1,7 +1,6 @@
 """Beam search against hand-computed hypotheses on a model with scripted probabilities."""
 
 import math
-from dataclasses import dataclass
 
 import pytest
 import torch
@@ -9,62 +8,7 @@ import torch
 from aiayn.config import DecodeConfig
 from aiayn.decode.beam import beam_search, length_penalty
 from aiayn.decode.greedy import greedy_decode
-from aiayn.model.transformer import Decoded
-
-PAD, BOS, EOS, A, B = 0, 1, 2, 3, 4
-V = 5
-
-# P(next | prefix). After "b" the sentence probably ends; after "a" it probably goes on.
-SCRIPT = {
-    (): {A: 0.6, B: 0.4},
-    (A,): {EOS: 0.25, A: 0.45, B: 0.30},
-    (B,): {EOS: 0.90, A: 0.05, B: 0.05},
-}
-
-
-def next_probs(prefix: tuple[int, ...]) -> dict[int, float]:
-    return SCRIPT.get(prefix, {EOS: 1.0})
-
-
-@dataclass(frozen=True)
-class Cfg:
-    pad_id: int = PAD
-    bos_id: int = BOS
-    eos_id: int = EOS
-
-
-@dataclass(frozen=True)
-class PrefixCache:
-    """What a scripted model needs to remember: each row's output so far."""
-
-    prefix: torch.Tensor  # (rows, t)
-
-    def expand(self, k):
-        return PrefixCache(self.prefix.repeat_interleave(k, dim=0))
-
-    def reorder(self, indices, sources=None):
-        return PrefixCache(self.prefix.index_select(0, indices))
-
-
-class ScriptedModel:
-    """The decoding interface of `Transformer`, with log-probabilities from SCRIPT."""
-
-    cfg = Cfg()
-
-    def encode(self, src):
-        return src
-
-    def init_cache(self, src, capacity=0):
-        return PrefixCache(torch.zeros(src.shape[0], 0, dtype=torch.long))
-
-    def decode(self, last, cache):
-        prefix = torch.cat((cache.prefix, last), dim=1)
-        logits = torch.full((prefix.shape[0], 1, V), -math.inf)
-        for row, tokens in enumerate(prefix[:, 1:].tolist()):  # without bos
-            for token, p in next_probs(tuple(tokens)).items():
-                logits[row, 0, token] = math.log(p)
-        return Decoded(logits, PrefixCache(prefix))
-
+from tests.decode.scripted import EOS, A, B, ScriptedModel
 
 SRC = torch.tensor([[A, A, A, EOS]])  # only its length matters (the limit: 4 + 50)
 
@@ -130,7 +74,7 @@ def test_the_length_rule(a, b):
 
 
 def test_minimum_length_holds_eos_back(monkeypatch):
-    import tests.decode.test_beam as this
+    import tests.decode.scripted as this
 
     monkeypatch.setattr(this, "SCRIPT", {(): {EOS: 0.7, A: 0.3}, (A,): {EOS: 0.8, B: 0.2}})
     assert greedy_decode(ScriptedModel(), SRC) == [[]]

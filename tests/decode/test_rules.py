@@ -38,7 +38,7 @@ def test_finished_rows_leave_the_batch_in_few_reorders():
     from aiayn.config import DecodeConfig
     from aiayn.decode.greedy import greedy_decode
     from aiayn.model.transformer import Decoded
-    from tests.decode.test_beam import EOS, A, Cfg, PrefixCache
+    from tests.decode.scripted import CFG, EOS, A, PrefixCache
 
     reorders = []
 
@@ -50,7 +50,7 @@ def test_finished_rows_leave_the_batch_in_few_reorders():
     class EndsAtItsRow:
         """Column 0 of the cache carries each row's number r; eos is certain at step r + 1."""
 
-        cfg = Cfg()
+        cfg = CFG
 
         def encode(self, src):
             return src
@@ -58,8 +58,8 @@ def test_finished_rows_leave_the_batch_in_few_reorders():
         def init_cache(self, src, capacity=0):
             return CountingCache(src[:, :1] - 5)  # the row numbers, 0 .. B-1
 
-        def decode(self, last, cache):
-            prefix = torch.cat((cache.prefix, last), dim=1)
+        def decode(self, tgt, *, cache):
+            prefix = torch.cat((cache.prefix, tgt), dim=1)
             t = prefix.shape[1] - 1  # the step being decoded
             logits = torch.full((prefix.shape[0], 1, 5), -math.inf)
             ends = prefix[:, 0] + 1 == t

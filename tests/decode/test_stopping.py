@@ -9,11 +9,12 @@ import math
 
 import pytest
 
-import tests.decode.test_beam as scripted
+import tests.decode.scripted as scripted
 from aiayn.config import DecodeConfig
 from aiayn.decode.beam import beam_search
 from aiayn.decode.greedy import greedy_decode
-from tests.decode.test_beam import EOS, SRC, A, B, ScriptedModel
+from tests.decode.scripted import EOS, A, B, ScriptedModel
+from tests.decode.test_beam import SRC
 
 # "a a a" is the best translation under |Y|^1 (log .2835 / 4 = -0.315), but "b" and "" end
 # early: after step 2 two hypotheses have finished ("b" -0.746, "" -0.916).
@@ -31,9 +32,9 @@ class CountingModel(ScriptedModel):
     def __init__(self) -> None:
         self.steps = 0
 
-    def decode(self, last, cache):
+    def decode(self, tgt, *, cache):
         self.steps += 1
-        return super().decode(last, cache)
+        return super().decode(tgt, cache=cache)
 
 
 @pytest.fixture(autouse=True)

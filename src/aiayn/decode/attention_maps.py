@@ -49,7 +49,7 @@ def attention_for(
     if not ids:
         raise ValueError("nothing to translate: the sentence is empty")
     src = source_batch([ids], model.cfg.eos_id, model.cfg.pad_id, next(model.parameters()).device)
-    output = decoder(DecodeConfig(beam=beam))(model, src)[0]
+    output = decoder(DecodeConfig(beam=beam))(model, src, [0])[0]
     return attention_of(model, tokenizer, ids, output, head)
 
 

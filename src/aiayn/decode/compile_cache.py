@@ -20,7 +20,7 @@ import tempfile
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import Tensor
@@ -115,7 +115,7 @@ def build(step: DecoderStep, path: Path):
     rows = B * K if K > 1 else B
     per_layer = [{0: rows, 2: C}] * step.model.cfg.n_decoder_layers
     history = {0: rows, 1: C} if K > 1 else None
-    shapes = (
+    shapes: tuple[Any, ...] = (  # per argument of DecoderStep.forward
         {0: rows},
         {},
         per_layer,

@@ -18,12 +18,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 from torch import Tensor, nn
 
 from aiayn.decode.compile_cache import compile_step, default_cache_dir, step_digest
-from aiayn.model import AttentionMaps, Encoded, FixedKVCache, Transformer
+from aiayn.decode.protocols import DecodingModel
+from aiayn.model import AttentionMaps, Encoded, FixedKVCache, KVCache, Transformer
 from aiayn.model.cache import empty_self_kv
 from aiayn.model.transformer import Decoded
 
@@ -142,6 +144,7 @@ class DecoderStep(nn.Module):
             history=history,
         )
         logits = self.model.decode(tokens, cache=cache).logits  # (B, 1, V)
+        assert logits is not None  # projected
         return torch.log_softmax(logits.float(), dim=-1)  # fused with the output projection
 
 
@@ -258,3 +261,12 @@ class CompiledModel:
         if self._digest is None:
             self._digest = step_digest(self.model, self.precision)
         return self.cache_dir / f"step-{self.precision}-beam{group}-{self._digest}.pt2"
+
+
+if TYPE_CHECKING:  # the stand-ins, held to the searches' protocols by the type checker
+
+    def _transformer(model: Transformer) -> DecodingModel[KVCache]:
+        return model
+
+    def _compiled(model: CompiledModel) -> DecodingModel[StepCache]:
+        return model

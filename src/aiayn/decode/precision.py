@@ -42,6 +42,10 @@ class Int8Linear(nn.Module):
     """y = x W^T + b with W stored as int8, one scale per output row (symmetric, round to
     nearest), and x, y, b in bf16: weight-only quantization on PyTorch's int8-weight kernel."""
 
+    weight: Tensor  # (out, in) int8, a buffer
+    scale: Tensor  # (out,) per-row scales, a buffer
+    bias: Tensor | None  # (out,) or None, a buffer
+
     def __init__(self, linear: nn.Linear, dtype: torch.dtype = torch.bfloat16) -> None:
         super().__init__()
         w = linear.weight.detach().float()  # (out, in)

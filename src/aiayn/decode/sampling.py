@@ -69,7 +69,7 @@ def sample_decode(
 
 @dataclass(frozen=True)
 class Sampler:
-    """Sampling as a decoder for `decode_lines`, which gives it each row's line number."""
+    """Sampling as a `Decoder`: `decode_lines` gives it each row's line number."""
 
     cfg: DecodeConfig
 

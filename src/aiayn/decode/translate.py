@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -25,7 +24,8 @@ from aiayn.devices import usable_device
 from aiayn.model import Transformer
 
 Model = DecodingModel[Any]  # any model the searches drive: Transformer, CompiledModel, OnnxModel
-Decoder = Callable[[Model, Tensor], list[list[int]]]
+# (B, S) source batch, the input line number of each row -> the output ids of each row
+Decoder = Callable[[Model, Tensor, list[int]], list[list[int]]]
 R = TypeVar("R")
 
 
@@ -42,7 +42,9 @@ def source_batch(ids: list[list[int]], eos_id: int, pad_id: int, device) -> Tens
 def length_batches(lengths: list[int], max_tokens: int) -> list[list[int]]:
     """Indices sorted by length, cut into batches of at most max_tokens padded source tokens."""
     order = sorted(range(len(lengths)), key=lambda i: lengths[i])
-    batches, current, longest = [], [], 0
+    batches: list[list[int]] = []
+    current: list[int] = []
+    longest = 0
     for i in order:
         longest_if = max(longest, lengths[i] + 1)
         if current and (len(current) + 1) * longest_if > max_tokens:
@@ -75,13 +77,13 @@ def decode_lines(
     model: Model,
     tokenizer: Tokenizer,
     lines: list[str],
-    decode: Callable[[Model, Tensor], list[R]],
+    decode: Callable[[Model, Tensor, list[int]], list[R]],
     empty: R,
     cfg: DecodeConfig = DecodeConfig(),
 ) -> list[R]:
     """`decode`'s result for each line, in input order: lines are tokenized, sorted by length
-    and batched by source tokens; an empty line gets `empty` without running the model. A
-    `Sampler` is also told each row's line number (its random stream)."""
+    and batched by source tokens; an empty line gets `empty` without running the model.
+    `decode` is also told each row's line number (a sampler's random stream)."""
     device = next(model.parameters()).device
     ids = limit_length(tokenizer.encode(lines), cfg.max_input_tokens, cfg.too_long)
     results: list[R] = [empty for _ in lines]
@@ -89,8 +91,7 @@ def decode_lines(
     for batch in length_batches([len(ids[i]) for i in todo], cfg.max_tokens):
         rows = [todo[j] for j in batch]
         src = source_batch([ids[i] for i in rows], model.cfg.eos_id, model.cfg.pad_id, device)
-        found = decode(model, src, rows) if isinstance(decode, Sampler) else decode(model, src)
-        for i, result in zip(rows, found, strict=True):
+        for i, result in zip(rows, decode(model, src, rows), strict=True):
             results[i] = result
     return results
 
@@ -111,21 +112,13 @@ def decoder(cfg: DecodeConfig) -> Decoder:
     the length penalty."""
     if cfg.sample:
         return Sampler(cfg)
-    if cfg.beam == 1:
-        return partial(greedy_decode, cfg=cfg)
 
-    def decode(model: Model, src: Tensor) -> list[list[int]]:
+    def decode(model: Model, src: Tensor, lines: list[int]) -> list[list[int]]:
+        if cfg.beam == 1:
+            return greedy_decode(model, src, cfg)
         return [hyps[0].tokens for hyps in beam_search(model, src, cfg)]
 
     return decode
-
-
-def nbest_lines(
-    model: Model, tokenizer: Tokenizer, lines: list[str], cfg: DecodeConfig
-) -> list[list[tuple[str, float]]]:
-    """The cfg.nbest best (translation, score) of each line, best first."""
-    found = nbest_hypotheses(model, tokenizer, lines, cfg)
-    return [[(text, h.score) for text, h in line] for line in found]
 
 
 def nbest_hypotheses(
@@ -133,8 +126,14 @@ def nbest_hypotheses(
 ) -> list[list[tuple[str, Hypothesis]]]:
     """The cfg.nbest best (translation, hypothesis) of each line, best first; an empty line
     gets one empty hypothesis."""
-    search = greedy_hypotheses if cfg.beam == 1 else beam_search  # as `translate --beam 1`
-    hyps = decode_lines(model, tokenizer, lines, partial(search, cfg=cfg), [], cfg)
+
+    def search(model: Model, src: Tensor, lines: list[int]) -> list[list[Hypothesis]]:
+        if cfg.beam == 1:  # as `translate --beam 1`
+            return greedy_hypotheses(model, src, cfg)
+        return beam_search(model, src, cfg)
+
+    empty_line: list[Hypothesis] = []
+    hyps = decode_lines(model, tokenizer, lines, search, empty_line, cfg)
     empty = [("", Hypothesis([], 0.0, 0.0))]
     return [[(tokenizer.decode([h.tokens])[0], h) for h in line] or empty for line in hyps]
 

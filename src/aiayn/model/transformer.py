@@ -64,6 +64,8 @@ class Transformer(nn.Module):
     so causal masking alone keeps real target positions from seeing target padding.
     """
 
+    inv_freq: Tensor  # (D / 2,) float32 positional frequencies, a buffer (not saved)
+
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.cfg = cfg
@@ -175,7 +177,11 @@ class Transformer(nn.Module):
     def project_memory(self, memory: Tensor) -> list[tuple[Tensor, Tensor]]:
         """Every decoder layer's cross-attention keys and values of the memory (B, S, D): per
         layer two (B, H, S, Dh)."""
-        return [layer.cross_attn.project_kv(memory) for layer in self.decoder_layers]
+        projected = []
+        for layer in self.decoder_layers:
+            assert isinstance(layer, DecoderLayer)  # for the type checker: a ModuleList's items
+            projected.append(layer.cross_attn.project_kv(memory))
+        return projected
 
     def init_cache(self, encoded: Encoded, capacity: int = 16) -> KVCache:
         """An empty cache for decoding from `encoded`.
@@ -283,7 +289,9 @@ class Transformer(nn.Module):
         or (N, V) at the N positions where the (B, T) bool `select` is True; with
         `project=False`, the decoder states (B, T, D) or (N, D) before the output projection."""
         decoded = self.decode(tgt_in, self.encode(src), select=select, project=project)
-        return decoded.logits if project else decoded.states
+        out = decoded.logits if project else decoded.states
+        assert out is not None  # logits when projected, states when not
+        return out
 
     def attention_maps(self, src: Tensor, tgt_in: Tensor) -> AttentionMaps:
         """All attention weights of a teacher-forced pass, for plots."""
