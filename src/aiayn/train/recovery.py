@@ -56,7 +56,7 @@ class Skipped:
 
 def newest_intact(run: Path) -> tuple[layout.Checkpoint | None, list[Skipped]]:
     """The newest step checkpoint whose files are whole, and the newer ones passed over."""
-    skipped = []
+    skipped: list[Skipped] = []
     for found in reversed(layout.list_checkpoints(run)):
         reason = damage(found.path)
         if reason is None:
@@ -84,8 +84,10 @@ def last_good(run: Path) -> tuple[layout.Checkpoint | None, str]:
     judged by the first training loss logged after it: finite, and at most GOOD_LOSS_FACTOR x
     the lowest logged until then. A checkpoint with no finite loss after it is not trusted.
     """
-    losses = {r["step"]: r.get("loss") for r in read_metrics(run) if r.get("kind") == "train"}
-    losses = {s: v for s, v in losses.items() if isinstance(v, int | float) and math.isfinite(v)}
+    logged = {r["step"]: r.get("loss") for r in read_metrics(run) if r.get("kind") == "train"}
+    losses: dict[int, float] = {
+        s: v for s, v in logged.items() if isinstance(v, int | float) and math.isfinite(v)
+    }
     if not losses:
         found, _ = newest_intact(run)
         return found, "the newest intact one (no training loss was logged to judge by)"
