@@ -44,7 +44,7 @@ def main() -> None:
     from sacrebleu.metrics import BLEU
 
     from aiayn.config import DecodeConfig
-    from aiayn.data.meta import DataDir
+    from aiayn.data.data_dir import DataDir
     from aiayn.decode.translate import load_translator, translate_lines
     from aiayn.engines.ctranslate2 import CTranslate2Engine
     from aiayn.engines.onnx import OnnxEngine

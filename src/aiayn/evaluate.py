@@ -12,7 +12,7 @@ from pathlib import Path
 
 from sacrebleu.metrics import BLEU, CHRF
 
-from aiayn.data.meta import DataDir
+from aiayn.data.data_dir import DataDir
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ Three kinds of directory, each written by one part of the pipeline and read by t
 - a **run directory** (`aiayn train --out RUN`): `run.json`, `metrics.jsonl`, `spm.model`, and
   `checkpoints/` with `step_00001000/`... (model directories plus `state.json` and
   `optimizer.pt`), `best/` and `averaged/`;
-- a **data directory** (`aiayn prepare --out DIR`): see `aiayn.data.meta.DataDir`.
+- a **data directory** (`aiayn prepare --out DIR`): see `aiayn.data.data_dir.DataDir`.
 
 Training writes run directories; decoding, evaluation and the commands only read them, through
 the names and functions here. This module imports nothing from aiayn.

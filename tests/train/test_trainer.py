@@ -13,10 +13,10 @@ from safetensors.torch import load_file
 from aiayn import layout
 from aiayn.cli import main
 from aiayn.config import RECIPES, TrainConfig, preset
-from aiayn.data.meta import DataMeta
+from aiayn.data.data_dir import DataMeta
 from aiayn.train.distributed import Distributed
 from aiayn.train.metrics import read_metrics
-from aiayn.train.run import create_run
+from aiayn.train.run_dir import create_run
 from aiayn.train.step_stats import StopFlags
 from aiayn.train.trainer import Trainer
 from tests.conftest import TINY_RUN

@@ -71,10 +71,10 @@ def run_train(args: argparse.Namespace) -> int:
         restart_with_tcmalloc(sys.orig_argv)  # tcmalloc, where installed (train/host_memory.py)
     from aiayn import layout
     from aiayn.config import apply_overrides, preset, recipe
-    from aiayn.data.meta import DataMeta
+    from aiayn.data.data_dir import DataMeta
     from aiayn.train import checkpoint as ckpt
     from aiayn.train.distributed import Distributed
-    from aiayn.train.run import create_run, open_run, save_train_config
+    from aiayn.train.run_dir import create_run, open_run, save_train_config
     from aiayn.train.trainer import Trainer, TrainingError
 
     dist = Distributed.from_env(args.device)

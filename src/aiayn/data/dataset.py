@@ -11,7 +11,7 @@ from torch import Tensor
 
 from aiayn.data.batching import round_up
 from aiayn.data.binarize import load_ids
-from aiayn.data.meta import SPLITS, DataDir, DataMeta
+from aiayn.data.data_dir import SPLITS, DataDir, DataMeta
 from aiayn.data.sources import DataError
 from aiayn.data.vocab import BOS_ID, EOS_ID, PAD_ID
 

@@ -2,7 +2,7 @@
 
 read + clean (streamed) -> split without leakage -> joint BPE -> binarize (parallel) -> report.
 
-What the directory holds is named in `aiayn.data.meta.DataDir`.
+What the directory holds is named in `aiayn.data.data_dir.DataDir`.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from aiayn.data.clean import (
     PairFilter,
     source_key,
 )
-from aiayn.data.meta import SIDES, SPLITS, DataDir, DataMeta
+from aiayn.data.data_dir import SIDES, SPLITS, DataDir, DataMeta
 from aiayn.data.sources import DataError, Pair, count_lines, read_tsv, read_two_files
 from aiayn.data.vocab import default_vocab_size, train_bpe
 from aiayn.files import replace_dir

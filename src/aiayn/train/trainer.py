@@ -33,7 +33,7 @@ from aiayn.train.host_memory import allocator, bound_kernel_cache, heap_trimmer
 from aiayn.train.loss import projected_smoothed_loss
 from aiayn.train.metrics import MetricsLog, perplexity
 from aiayn.train.recovery import last_good
-from aiayn.train.run import RunFiles
+from aiayn.train.run_dir import RunFiles
 from aiayn.train.schedule import learning_rate
 from aiayn.train.step_stats import RunningTotals, StepStats, StopFlags
 from aiayn.train.validate import Validation, validate

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from aiayn import layout
 from aiayn.config import ModelConfig, TrainConfig, check_keys
-from aiayn.data.meta import DataDir, DataMeta
+from aiayn.data.data_dir import DataDir, DataMeta
 from aiayn.data.vocab import BOS_ID, EOS_ID, PAD_ID
 from aiayn.files import atomic_write, read_json, require_keys
 

@@ -1,4 +1,5 @@
-"""A prepared data directory: the names of its files, and its description (`meta.json`).
+"""A prepared data directory (`aiayn prepare --out DIR`): the names of its files, and its
+description (`meta.json`).
 
 No torch is needed to read or write either."""
 
