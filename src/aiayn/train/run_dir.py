@@ -1,26 +1,22 @@
-"""A run directory: what it was trained from and with, and its files."""
+"""A text run directory: what it was trained from (an opened data directory) and with (its
+configuration). The names of its files are `aiayn.layout`'s."""
 
 from __future__ import annotations
 
-import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 from aiayn import layout
 from aiayn.config import ModelConfig, TrainConfig, check_keys
-from aiayn.data.data_dir import DataDir, DataMeta
+from aiayn.data.data_dir import DataDir
 from aiayn.data.vocab import BOS_ID, EOS_ID, PAD_ID
-from aiayn.files import atomic_write, read_json, require_keys
-
-# run.json is small: what to do when it is damaged
-RUN_CONFIG_FIX = "repair it by hand (see another run's run.json), or start a new run with --data"
 
 
 @dataclass(frozen=True)
-class RunFiles:
+class RunDir:
     root: Path  # RUN/
-    data: Path  # the prepared data directory
+    data: DataDir  # the prepared data directory, opened once
 
     @property
     def tokenizer(self) -> Path:
@@ -28,31 +24,27 @@ class RunFiles:
 
 
 def create_run(
-    root: Path, data: Path, model: ModelConfig, train: TrainConfig, write: bool = True
-) -> RunFiles:
+    root: Path, data: DataDir | Path, model: ModelConfig, train: TrainConfig, write: bool = True
+) -> RunDir:
     """A new run directory with its configuration and a copy of the tokenizer (written by the
-    main process only: `write=False` elsewhere)."""
+    main process only: `write=False` elsewhere). data: opened, or its path (opened here)."""
     root = Path(root)
-    if layout.list_checkpoints(root):
-        raise FileExistsError(
-            f"{root} already holds checkpoints; add --resume to continue that run, or choose "
-            "another --out"
-        )
-    meta = DataMeta.load(data)
-    if model.vocab_size != meta.vocab_size:
+    layout.check_new_run(root)
+    data = DataDir.open(data)
+    if model.vocab_size != data.meta.vocab_size:
         raise ValueError(
             f"the model's vocab_size {model.vocab_size} differs from the data's "
-            f"{meta.vocab_size} ({data})"
+            f"{data.meta.vocab_size} ({data.root})"
         )
-    check_special_ids(model, DataDir(Path(data)).tokenizer)
+    check_special_ids(model, data.tokenizer)
+    run = RunDir(root, data)
     if not write:
-        return RunFiles(root, Path(data))
+        return run
     root.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(DataDir(Path(data)).tokenizer, root / layout.TOKENIZER_FILE)
-    config = {"data": str(Path(data).resolve()), "model": model.to_dict(), "train": train.__dict__}
-    text = json.dumps(config, indent=2) + "\n"
-    atomic_write(root / layout.RUN_CONFIG, lambda tmp: tmp.write_text(text, encoding="utf-8"))
-    return RunFiles(root, Path(data))
+    shutil.copyfile(data.tokenizer, run.tokenizer)
+    config = {"data": str(data.root.resolve()), "model": model.to_dict(), "train": train.__dict__}
+    layout.write_run_config(root, config)
+    return run
 
 
 def check_special_ids(model: ModelConfig, tokenizer: Path) -> None:
@@ -67,26 +59,19 @@ def check_special_ids(model: ModelConfig, tokenizer: Path) -> None:
             )
 
 
-def open_run(root: Path) -> tuple[RunFiles, ModelConfig, TrainConfig]:
-    """An existing run, to resume: its data, model and training configuration."""
+def open_run(root: Path) -> tuple[RunDir, ModelConfig, TrainConfig]:
+    """An existing run, to resume: its data (opened), model and training configuration."""
+    config = layout.read_run_config(root, ["data", "model", "train"])
     path = Path(root) / layout.RUN_CONFIG
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: missing; {root} is not a run directory to resume")
-    config = read_json(path, RUN_CONFIG_FIX)
-    require_keys(config, ["data", "model", "train"], path, RUN_CONFIG_FIX)
     check_keys(TrainConfig, config["train"], str(path))
     config["train"].setdefault("pad_to", 1)  # a run from before pad_to: keep its batches
-    return (
-        RunFiles(Path(root), Path(config["data"])),
-        ModelConfig.from_dict(config["model"], str(path)),
-        TrainConfig(**config["train"]),
-    )
+    model = ModelConfig.from_dict(config["model"], str(path))
+    train = TrainConfig(**config["train"])
+    return RunDir(Path(root), DataDir.open(config["data"])), model, train
 
 
-def save_train_config(run: RunFiles, train: TrainConfig) -> None:
+def save_train_config(run: RunDir, train: TrainConfig) -> None:
     """Record changed training settings (e.g. a longer max_steps when resuming)."""
-    path = run.root / layout.RUN_CONFIG
-    config = read_json(path, RUN_CONFIG_FIX)
+    config = layout.read_run_config(run.root, [])
     config["train"] = train.__dict__
-    text = json.dumps(config, indent=2) + "\n"
-    atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+    layout.write_run_config(run.root, config)

@@ -33,7 +33,7 @@ from aiayn.train.host_memory import allocator, bound_kernel_cache, heap_trimmer
 from aiayn.train.loss import projected_smoothed_loss
 from aiayn.train.metrics import MetricsLog, perplexity
 from aiayn.train.recovery import last_good
-from aiayn.train.run_dir import RunFiles
+from aiayn.train.run_dir import RunDir
 from aiayn.train.schedule import learning_rate
 from aiayn.train.step_stats import RunningTotals, StepStats, StopFlags
 from aiayn.train.validate import Validation, validate
@@ -62,7 +62,7 @@ class Trainer:
         self,
         model_cfg: ModelConfig,
         train_cfg: TrainConfig,
-        run: RunFiles,
+        run: RunDir,
         dist: Distributed,
         progress: bool = True,
     ) -> None:
@@ -313,7 +313,7 @@ class Trainer:
             state.best_bleu, state.best_step = result.bleu, state.step
             state.validations_without_improvement = 0
             ckpt.write_checkpoint(
-                self.run.root / layout.CHECKPOINTS / layout.BEST,
+                layout.best_dir(self.run.root),
                 self.model,
                 self.run.tokenizer,
                 {"step": state.step, "valid": result.as_dict()},
@@ -400,7 +400,7 @@ class Trainer:
         found = layout.list_checkpoints(self.run.root)[-self.cfg.average_last :]
         if self.cfg.average_last < 2 or len(found) < 2 or not self.dist.is_main:
             return None
-        target = self.run.root / layout.CHECKPOINTS / layout.AVERAGED
+        target = layout.averaged_dir(self.run.root)
         out = ckpt.average_checkpoints([c.path for c in found], target)
         model = Transformer.load(out, device=self.dist.device)
         result = validate(model, self.run.data, self.cfg, self.autocast, self.run.tokenizer)
@@ -410,7 +410,7 @@ class Trainer:
         if self.state.best_bleu is None or result.bleu >= self.state.best_bleu:
             self.state.best_bleu, self.state.best_step = result.bleu, self.state.step
             info = {"step": self.state.step, "averaged": steps, "valid": result.as_dict()}
-            best = self.run.root / layout.CHECKPOINTS / layout.BEST
+            best = layout.best_dir(self.run.root)
             ckpt.write_checkpoint(best, model, self.run.tokenizer, info)
         return result.bleu
 
