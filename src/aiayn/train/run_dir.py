@@ -11,6 +11,7 @@ from aiayn import layout
 from aiayn.config import ModelConfig, TrainConfig, check_keys
 from aiayn.data.data_dir import DataDir
 from aiayn.data.vocab import BOS_ID, EOS_ID, PAD_ID
+from aiayn.train.checkpoint import with_added_settings
 
 
 @dataclass(frozen=True)
@@ -64,9 +65,8 @@ def open_run(root: Path) -> tuple[RunDir, ModelConfig, TrainConfig]:
     config = layout.read_run_config(root, ["data", "model", "train"])
     path = Path(root) / layout.RUN_CONFIG
     check_keys(TrainConfig, config["train"], str(path))
-    config["train"].setdefault("pad_to", 1)  # a run from before pad_to: keep its batches
     model = ModelConfig.from_dict(config["model"], str(path))
-    train = TrainConfig(**config["train"])
+    train = TrainConfig(**with_added_settings(config["train"]))
     return RunDir(Path(root), DataDir.open(config["data"])), model, train
 
 
