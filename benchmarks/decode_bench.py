@@ -86,7 +86,7 @@ def setup(data: Path, out: Path, src_len: int) -> None:
     from peers import marian_like
 
     from aiayn import Transformer, preset
-    from aiayn.data.meta import DataDir
+    from aiayn.data.data_dir import DataDir
     from aiayn.data.vocab import Tokenizer
 
     torch.manual_seed(0)

@@ -32,7 +32,7 @@ def main() -> None:
     import torch
 
     from aiayn.config import DecodeConfig
-    from aiayn.data.meta import DataDir
+    from aiayn.data.data_dir import DataDir
     from aiayn.decode.translate import load_model, translate_lines
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

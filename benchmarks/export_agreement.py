@@ -44,7 +44,7 @@ def main() -> None:
     from sacrebleu.metrics import BLEU
 
     from aiayn.config import DecodeConfig
-    from aiayn.data.meta import DataDir
+    from aiayn.data.data_dir import DataDir
     from aiayn.decode.translate import load_model, translate_lines
     from aiayn.engines import open_translator
     from aiayn.export.ctranslate2 import export_ctranslate2

@@ -41,8 +41,8 @@ from peers import cpu_model, hf_marian
 
 from aiayn.config import preset
 from aiayn.data.batching import TokenBatchSampler
+from aiayn.data.data_dir import DataDir, DataMeta
 from aiayn.data.dataset import ParallelData
-from aiayn.data.meta import DataDir, DataMeta
 from aiayn.data.vocab import Tokenizer
 
 SYSTEMS = ("aiayn", "hf-fp32", "hf-bf16")

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from decode_bench import machine_cpu
 from live import hammer, live_server
 
-from aiayn.data.meta import DataDir
+from aiayn.data.data_dir import DataDir
 
 
 def answers(url: str, sentences: list[str]) -> dict[str, str]:

@@ -41,12 +41,12 @@ from peers import TorchTransformer, cpu_model, hf_marian
 
 from aiayn.config import TrainConfig, preset
 from aiayn.data.batching import TokenBatchSampler
+from aiayn.data.data_dir import DataMeta
 from aiayn.data.dataset import Batch, ParallelData
-from aiayn.data.meta import DataMeta
 from aiayn.train.distributed import Distributed
 from aiayn.train.host_memory import allocator, restart_with_tcmalloc
 from aiayn.train.loss import label_smoothed_loss
-from aiayn.train.run import create_run
+from aiayn.train.run_dir import create_run
 from aiayn.train.step_stats import StopFlags
 from aiayn.train.trainer import Trainer
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from sacrebleu.metrics import BLEU, CHRF
 
-from aiayn.data.meta import DataDir
+from aiayn.data.data_dir import DataDir
 
 
 @dataclass(frozen=True)
@@ -61,14 +61,15 @@ class Evaluation:
 
 
 def evaluate_split(
-    data_dir: Path,
+    data_dir: DataDir | Path,
     split: str,
     translate: Callable[[list[str]], list[str]],
     n: int | None = None,
 ) -> Evaluation:
     """Translate the first n (default: all) source lines of a split with `translate` (source
-    lines -> translations, one each) and score them against all the split's references."""
-    files = DataDir(Path(data_dir))
+    lines -> translations, one each) and score them against all the split's references.
+    data_dir: an opened data directory, or its path (opened here)."""
+    files = DataDir.open(data_dir)
     hypotheses = translate(files.sources(split, n))
     references = files.references(split, n)
     return Evaluation(hypotheses, score(hypotheses, references), len(references))

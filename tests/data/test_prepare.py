@@ -7,8 +7,8 @@ import pytest
 
 from aiayn.cli import main
 from aiayn.data.clean import DUPLICATE, EMPTY, HELD_OUT_SOURCE, CleanOptions, source_key
+from aiayn.data.data_dir import DataMeta
 from aiayn.data.dataset import ParallelData
-from aiayn.data.meta import DataMeta
 from aiayn.data.prepare import PrepareOptions, prepare
 from aiayn.data.sources import DataError
 from aiayn.data.vocab import Tokenizer

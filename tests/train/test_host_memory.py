@@ -44,8 +44,8 @@ def test_validation_trims_before_each_loss_batch_and_before_decoding(trim, tiny_
     from aiayn import Transformer, preset
     from aiayn.config import TrainConfig
     from aiayn.data.batching import TokenBatchSampler
+    from aiayn.data.data_dir import DataDir
     from aiayn.data.dataset import ParallelData
-    from aiayn.data.meta import DataDir
     from aiayn.train import validate
 
     calls = []

@@ -13,19 +13,20 @@ from safetensors.torch import load_file
 from aiayn import layout
 from aiayn.cli import main
 from aiayn.config import RECIPES, TrainConfig, preset
-from aiayn.data.meta import DataMeta
+from aiayn.data.data_dir import DataDir
 from aiayn.train.distributed import Distributed
 from aiayn.train.metrics import read_metrics
-from aiayn.train.run import create_run
+from aiayn.train.run_dir import create_run
 from aiayn.train.step_stats import StopFlags
 from aiayn.train.trainer import Trainer
 from tests.conftest import TINY_RUN
 
 
 def make_trainer(tiny_data, root, precision: str) -> Trainer:
-    model_cfg = preset("tiny", vocab_size=DataMeta.load(tiny_data).vocab_size, dropout=0.0)
+    data = DataDir.open(tiny_data)
+    model_cfg = preset("tiny", vocab_size=data.meta.vocab_size, dropout=0.0)
     train_cfg = TrainConfig(max_tokens=256, precision=precision, seed=3)
-    run = create_run(root, tiny_data, model_cfg, train_cfg)
+    run = create_run(root, data, model_cfg, train_cfg)
     return Trainer(model_cfg, train_cfg, run, Distributed.from_env("cpu"), progress=False)
 
 

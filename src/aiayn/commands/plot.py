@@ -115,9 +115,9 @@ def plot_attention(args: argparse.Namespace) -> list[Path]:
 
 
 def plot_vit_attention(args: argparse.Namespace) -> Path:
+    from aiayn.layout import model_dir
     from aiayn.vision.build import load_model
     from aiayn.vision.show import draw_examples
-    from aiayn.vision.trainer import model_dir
 
     model, cfg = load_model(model_dir(args.model))
     if cfg.task != "classify":

@@ -60,7 +60,7 @@ def add(commands) -> None:
 
 def run_prepare(args: argparse.Namespace) -> int:
     from aiayn.data.clean import CleanOptions
-    from aiayn.data.meta import DataDir
+    from aiayn.data.data_dir import DataDir
     from aiayn.data.prepare import PrepareOptions, prepare
 
     opts = PrepareOptions(

@@ -71,10 +71,10 @@ def run_train(args: argparse.Namespace) -> int:
         restart_with_tcmalloc(sys.orig_argv)  # tcmalloc, where installed (train/host_memory.py)
     from aiayn import layout
     from aiayn.config import apply_overrides, preset, recipe
-    from aiayn.data.meta import DataMeta
+    from aiayn.data.data_dir import DataDir
     from aiayn.train import checkpoint as ckpt
     from aiayn.train.distributed import Distributed
-    from aiayn.train.run import create_run, open_run, save_train_config
+    from aiayn.train.run_dir import create_run, open_run, save_train_config
     from aiayn.train.trainer import Trainer, TrainingError
 
     dist = Distributed.from_env(args.device)
@@ -95,10 +95,10 @@ def run_train(args: argparse.Namespace) -> int:
         else:
             if args.data is None:
                 raise ValueError("--data is required for a new run")
-            meta = DataMeta.load(args.data)
-            model_cfg = preset(args.preset, vocab_size=meta.vocab_size)
+            data = DataDir.open(args.data)  # once: the run, the trainer and validation share it
+            model_cfg = preset(args.preset, vocab_size=data.meta.vocab_size)
             model_cfg, train_cfg = apply_overrides(model_cfg, recipe(args.recipe), overrides)
-            run = create_run(args.out, args.data, model_cfg, train_cfg, write=dist.is_main)
+            run = create_run(args.out, data, model_cfg, train_cfg, write=dist.is_main)
         dist.barrier()
         trainer = Trainer(model_cfg, train_cfg, run, dist, progress=not args.no_progress)
         last = resume_point(run.root, dist.is_main) if args.resume else None

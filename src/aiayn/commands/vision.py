@@ -81,11 +81,7 @@ def run_train(args: argparse.Namespace) -> int:
     else:
         if args.task is None:
             raise ValueError("--task is required for a new run (classify, detect or segment)")
-        if layout.list_checkpoints(args.out):
-            raise FileExistsError(
-                f"{args.out} already holds checkpoints; add --resume to "
-                "continue that run, or choose another --out"
-            )
+        layout.check_new_run(args.out)
         base = vision_preset(args.preset or args.task)
         if base.task != args.task:
             raise ValueError(f"--preset {args.preset} is a {base.task} model, not {args.task}")
@@ -104,9 +100,9 @@ def run_train(args: argparse.Namespace) -> int:
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
+    from aiayn.layout import model_dir
     from aiayn.vision.build import load_model
     from aiayn.vision.evaluate import evaluate_split
-    from aiayn.vision.trainer import model_dir
 
     _threads(args)
     path = model_dir(args.model)
@@ -121,10 +117,10 @@ def run_evaluate(args: argparse.Namespace) -> int:
 
 
 def run_predict(args: argparse.Namespace) -> int:
+    from aiayn.layout import model_dir
     from aiayn.vision.build import load_model
     from aiayn.vision.images import read_image
     from aiayn.vision.show import predict_image
-    from aiayn.vision.trainer import model_dir
 
     _threads(args)
     model, cfg = load_model(model_dir(args.model))

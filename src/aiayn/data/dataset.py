@@ -11,7 +11,7 @@ from torch import Tensor
 
 from aiayn.data.batching import round_up
 from aiayn.data.binarize import load_ids
-from aiayn.data.meta import SPLITS, DataDir, DataMeta
+from aiayn.data.data_dir import SPLITS, DataDir
 from aiayn.data.sources import DataError
 from aiayn.data.vocab import BOS_ID, EOS_ID, PAD_ID
 
@@ -32,16 +32,16 @@ class Batch:
 class ParallelData:
     """One split of a prepared directory, memory-mapped: nothing is read until it is used."""
 
-    def __init__(self, data_dir: str | Path, split: str) -> None:
-        data_dir = Path(data_dir)
-        self.meta = DataMeta.load(data_dir)
+    def __init__(self, data: DataDir | str | Path, split: str) -> None:
+        """data: an opened data directory (or its path, opened here)."""
+        data = DataDir.open(data)
+        self.meta = data.meta
         if split not in SPLITS:
             raise DataError(f"unknown split {split!r}; choose one of {SPLITS}")
-        files = DataDir(data_dir)
-        self.src_ids, self.src_offsets = load_ids(files.ids(split, "src"), self.meta.vocab_size)
-        self.tgt_ids, self.tgt_offsets = load_ids(files.ids(split, "tgt"), self.meta.vocab_size)
+        self.src_ids, self.src_offsets = load_ids(data.ids(split, "src"), self.meta.vocab_size)
+        self.tgt_ids, self.tgt_offsets = load_ids(data.ids(split, "tgt"), self.meta.vocab_size)
         if len(self.src_offsets) != len(self.tgt_offsets):
-            raise DataError(f"{data_dir}: {split} source and target counts differ; re-prepare")
+            raise DataError(f"{data.root}: {split} source and target counts differ; re-prepare")
 
     def __len__(self) -> int:
         return len(self.src_offsets) - 1

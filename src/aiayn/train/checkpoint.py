@@ -22,7 +22,9 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
-from aiayn.files import read_json, replace_dir
+from aiayn.config import TrainConfig
+from aiayn.data.batching import TokenBatchSampler
+from aiayn.files import atomic_directory, read_json, replace_dir
 from aiayn.layout import (
     CHECKPOINTS,
     CONFIG_FILE,
@@ -50,15 +52,11 @@ def write_checkpoint(
 ) -> Path:
     """Write everything into a temporary directory beside `target`, then rename it into place."""
     target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{target.name}-", dir=target.parent))
     try:
-        _write_files(tmp, model, tokenizer_file, state, optimizer)
-        replace_dir(tmp, target)
-    except BaseException as err:
-        shutil.rmtree(tmp, ignore_errors=True)
-        if isinstance(err, OSError | RuntimeError):
-            _raise_if_disk_full(err, target, model, tokenizer_file, optimizer is not None)
+        with atomic_directory(target) as tmp:
+            _write_files(tmp, model, tokenizer_file, state, optimizer)
+    except (OSError, RuntimeError) as err:
+        _raise_if_disk_full(err, target, model, tokenizer_file, optimizer is not None)
         raise
     return target
 
@@ -66,6 +64,14 @@ def write_checkpoint(
 def _write_files(directory: Path, model, tokenizer_file, state, optimizer) -> None:
     model.save(directory)
     shutil.copyfile(tokenizer_file, directory / TOKENIZER_FILE)
+    write_training_files(directory, state, optimizer)
+
+
+def write_training_files(
+    directory: Path, state: dict[str, Any], optimizer: torch.optim.Optimizer | None = None
+) -> None:
+    """`state.json` (and `optimizer.pt`) beside a saved model, then every file of the directory
+    flushed to disk: the last step before the directory is renamed into place."""
     if optimizer is not None:
         torch.save(optimizer.state_dict(), directory / OPTIMIZER_FILE)
     (directory / STATE_FILE).write_text(json.dumps(state, indent=1) + "\n", encoding="utf-8")
@@ -127,6 +133,92 @@ def train_state_from_json(saved: dict[str, Any]) -> TrainState:
     """The TrainState of a `state.json` as `read_state` returns it. A field added since the
     checkpoint was written (tokens_seen) takes its default."""
     return TrainState(**saved["train_state"])
+
+
+# Settings added since the first runs, with the value a run written before them had: run.json's
+# training settings and state.json's batching are read through `with_added_settings`.
+ADDED_SETTINGS: dict[str, Any] = {"pad_to": 1}  # before pad_to, batches padded to no multiple
+
+# What a data position depends on: a run resumes only with the same values.
+BATCHING_KEYS = ("world_size", "update_freq", "max_tokens", "pad_to")
+
+
+def with_added_settings(values: dict[str, Any]) -> dict[str, Any]:
+    """`values` as written by an older version, with the settings added since at their old value."""
+    return {**ADDED_SETTINGS, **values}
+
+
+def batching(world_size: int, cfg: TrainConfig) -> dict[str, int]:
+    """The values of BATCHING_KEYS for a run of `world_size` processes."""
+    return {
+        "world_size": world_size,
+        "update_freq": cfg.update_freq,
+        "max_tokens": cfg.max_tokens,
+        "pad_to": cfg.pad_to,
+    }
+
+
+def batching_mismatch(checkpoint: Path, saved: dict[str, Any], now: dict[str, int]) -> str | None:
+    """Why a checkpoint's data position would mean other batches now (None if it would not)."""
+    before = tuple(with_added_settings(saved).get(k) for k in BATCHING_KEYS)
+    after = tuple(now[k] for k in BATCHING_KEYS)
+    if before == after:
+        return None
+    return (
+        f"{checkpoint} was written with (processes, update_freq, max_tokens, pad_to) = "
+        f"{before}; resume with the same (now {after}), so that the data position means "
+        "the same batches"
+    )
+
+
+def rng_state(device: torch.device) -> dict[str, list[int]]:
+    """This process's random streams (CPU, and the GPU's when training on one)."""
+    rng = {"cpu": torch.get_rng_state().tolist()}
+    if device.type == "cuda":
+        rng["cuda"] = torch.cuda.get_rng_state(device).tolist()
+    return rng
+
+
+def capture_state(
+    state: TrainState,
+    sampler: TokenBatchSampler,
+    scaler: torch.amp.GradScaler,
+    rng: list[dict[str, list[int]]],
+    batching: dict[str, int],
+) -> dict[str, Any]:
+    """The `state.json` of a step checkpoint: counters, data position, every process's random
+    streams (`rng_state`, gathered), the fp16 loss scale, and what the data position depends on."""
+    return {
+        **train_state_to_json(state),
+        "sampler": sampler.state_dict(),
+        "rng": rng,
+        "scaler": scaler.state_dict() if scaler.is_enabled() else None,
+        **batching,
+    }
+
+
+def restore_state(
+    saved: dict[str, Any],
+    sampler: TokenBatchSampler,
+    scaler: torch.amp.GradScaler,
+    rank: int,
+    world_size: int,
+    device: torch.device,
+) -> TrainState:
+    """Apply a `capture_state` to the sampler, the scaler and this process's random streams
+    (those of the same processes only: other processes start theirs afresh); returns the
+    counters."""
+    counters = train_state_from_json(saved)
+    sampler.load_state_dict(saved["sampler"])
+    if saved.get("scaler"):
+        scaler.load_state_dict(saved["scaler"])
+    rng = saved["rng"]
+    if len(rng) == world_size:  # the same processes: continue their streams
+        torch.set_rng_state(torch.tensor(rng[rank]["cpu"], dtype=torch.uint8, device="cpu"))
+        if device.type == "cuda" and rng[rank].get("cuda") is not None:
+            cuda_state = torch.tensor(rng[rank]["cuda"], dtype=torch.uint8, device="cpu")
+            torch.cuda.set_rng_state(cuda_state, device)
+    return counters
 
 
 def read_optimizer(checkpoint: Path) -> dict[str, Any]:

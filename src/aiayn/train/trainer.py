@@ -33,7 +33,7 @@ from aiayn.train.host_memory import allocator, bound_kernel_cache, heap_trimmer
 from aiayn.train.loss import projected_smoothed_loss
 from aiayn.train.metrics import MetricsLog, perplexity
 from aiayn.train.recovery import last_good
-from aiayn.train.run import RunFiles
+from aiayn.train.run_dir import RunDir
 from aiayn.train.schedule import learning_rate
 from aiayn.train.step_stats import RunningTotals, StepStats, StopFlags
 from aiayn.train.validate import Validation, validate
@@ -47,10 +47,6 @@ def precision_context(device: torch.device, precision: str) -> contextlib.Abstra
     return torch.autocast(device.type, dtype=dtype)
 
 
-# What a data position depends on: a run resumes only with the same values.
-BATCHING_KEYS = ("world_size", "update_freq", "max_tokens", "pad_to")
-
-
 class TrainingError(RuntimeError):
     """The run cannot go on; the message says why and what to do."""
 
@@ -62,7 +58,7 @@ class Trainer:
         self,
         model_cfg: ModelConfig,
         train_cfg: TrainConfig,
-        run: RunFiles,
+        run: RunDir,
         dist: Distributed,
         progress: bool = True,
     ) -> None:
@@ -117,29 +113,15 @@ class Trainer:
         self.model.load_state_dict(saved.state_dict())
         self.optimizer.load_state_dict(ckpt.read_optimizer(checkpoint))
         state = ckpt.read_state(checkpoint)
-        # A checkpoint from before pad_to existed padded to no multiple.
-        saved = tuple(state.get(k, 1 if k == "pad_to" else None) for k in BATCHING_KEYS)
-        now = (self.dist.world_size, self.cfg.update_freq, self.cfg.max_tokens, self.cfg.pad_to)
-        if saved != now:
-            raise TrainingError(
-                f"{checkpoint} was written with (processes, update_freq, max_tokens, pad_to) = "
-                f"{saved}; resume with the same (now {now}), so that the data position means "
-                "the same batches"
-            )
-        self.state = ckpt.train_state_from_json(state)
-        self.sampler.load_state_dict(state["sampler"])
-        if state.get("scaler"):
-            self.scaler.load_state_dict(state["scaler"])
-        rng = state["rng"]
-        if len(rng) == self.dist.world_size:  # the same processes: continue their streams
-            torch.set_rng_state(
-                torch.tensor(rng[self.dist.rank]["cpu"], dtype=torch.uint8, device="cpu")
-            )
-            if self.dist.device.type == "cuda" and rng[self.dist.rank].get("cuda") is not None:
-                cuda_state = torch.tensor(
-                    rng[self.dist.rank]["cuda"], dtype=torch.uint8, device="cpu"
-                )
-                torch.cuda.set_rng_state(cuda_state, self.dist.device)
+        mismatch = ckpt.batching_mismatch(
+            checkpoint, state, ckpt.batching(self.dist.world_size, self.cfg)
+        )
+        if mismatch:
+            raise TrainingError(mismatch)
+        dist = self.dist
+        self.state = ckpt.restore_state(
+            state, self.sampler, self.scaler, dist.rank, dist.world_size, dist.device
+        )
 
     # -- the loop ----------------------------------------------------------------------------
 
@@ -313,7 +295,7 @@ class Trainer:
             state.best_bleu, state.best_step = result.bleu, state.step
             state.validations_without_improvement = 0
             ckpt.write_checkpoint(
-                self.run.root / layout.CHECKPOINTS / layout.BEST,
+                layout.best_dir(self.run.root),
                 self.model,
                 self.run.tokenizer,
                 {"step": state.step, "valid": result.as_dict()},
@@ -327,21 +309,10 @@ class Trainer:
 
     def save(self) -> None:
         """A step checkpoint (all processes take part: RNG states are gathered)."""
-        rng = {"cpu": torch.get_rng_state().tolist()}
-        if self.dist.device.type == "cuda":
-            rng["cuda"] = torch.cuda.get_rng_state(self.dist.device).tolist()
-        all_rng = self.dist.gather(rng)
+        all_rng = self.dist.gather(ckpt.rng_state(self.dist.device))
         if self.dist.is_main:
-            state = {
-                **ckpt.train_state_to_json(self.state),
-                "sampler": self.sampler.state_dict(),
-                "rng": all_rng,
-                "scaler": self.scaler.state_dict() if self.scaler.is_enabled() else None,
-                "world_size": self.dist.world_size,
-                "update_freq": self.cfg.update_freq,
-                "max_tokens": self.cfg.max_tokens,
-                "pad_to": self.cfg.pad_to,
-            }
+            batching = ckpt.batching(self.dist.world_size, self.cfg)
+            state = ckpt.capture_state(self.state, self.sampler, self.scaler, all_rng, batching)
             target = layout.step_dir(self.run.root, self.state.step)
             ckpt.write_checkpoint(target, self.model, self.run.tokenizer, state, self.optimizer)
             ckpt.clean_up(self.run.root, self.cfg.keep_last)
@@ -400,7 +371,7 @@ class Trainer:
         found = layout.list_checkpoints(self.run.root)[-self.cfg.average_last :]
         if self.cfg.average_last < 2 or len(found) < 2 or not self.dist.is_main:
             return None
-        target = self.run.root / layout.CHECKPOINTS / layout.AVERAGED
+        target = layout.averaged_dir(self.run.root)
         out = ckpt.average_checkpoints([c.path for c in found], target)
         model = Transformer.load(out, device=self.dist.device)
         result = validate(model, self.run.data, self.cfg, self.autocast, self.run.tokenizer)
@@ -410,7 +381,7 @@ class Trainer:
         if self.state.best_bleu is None or result.bleu >= self.state.best_bleu:
             self.state.best_bleu, self.state.best_step = result.bleu, self.state.step
             info = {"step": self.state.step, "averaged": steps, "valid": result.as_dict()}
-            best = self.run.root / layout.CHECKPOINTS / layout.BEST
+            best = layout.best_dir(self.run.root)
             ckpt.write_checkpoint(best, model, self.run.tokenizer, info)
         return result.bleu
 

@@ -10,6 +10,7 @@ import torch
 
 from aiayn.config import DecodeConfig, TrainConfig
 from aiayn.data.batching import TokenBatchSampler
+from aiayn.data.data_dir import DataDir
 from aiayn.data.dataset import ParallelData
 from aiayn.data.vocab import Tokenizer
 from aiayn.decode.translate import translate_lines
@@ -76,10 +77,16 @@ def validation_loss(
 
 @torch.no_grad()
 def validate(
-    model: Transformer, data_dir: Path, cfg: TrainConfig, autocast: Callable, tokenizer: Path
+    model: Transformer,
+    data_dir: DataDir | Path,
+    cfg: TrainConfig,
+    autocast: Callable,
+    tokenizer: Path,
 ) -> Validation:
     """Loss and perplexity on the whole validation split; BLEU and chrF of greedy translations
-    of its first `cfg.valid_bleu_sentences` lines (all if 0), as `aiayn evaluate --beam 1`."""
+    of its first `cfg.valid_bleu_sentences` lines (all if 0), as `aiayn evaluate --beam 1`.
+    data_dir: an opened data directory, or its path (opened here)."""
+    data_dir = DataDir.open(data_dir)
     data = ParallelData(data_dir, "valid")
     release = heap_trimmer(cfg.trim_heap)  # validation is a run's memory peak (host_memory)
     loss, nll = validation_loss(model, data, cfg, autocast, release)

@@ -1,14 +1,10 @@
 """Training a vision model: AdamW, warmup then cosine, fixed steps; checkpoints, exact resume,
-metrics.jsonl, a progress bar. The run-directory layout is the text trainer's."""
+metrics.jsonl, a progress bar. The run directory is the text trainer's (`aiayn.layout`)."""
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -17,8 +13,7 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from aiayn import layout
-from aiayn.files import atomic_write, replace_dir
-from aiayn.layout import RUN_CONFIG
+from aiayn.files import atomic_directory
 from aiayn.train import checkpoint as ckpt
 from aiayn.train.metrics import MetricsLog
 from aiayn.vision.batches import Batch, train_batch
@@ -51,31 +46,14 @@ def task_loss(
 
 def write_run(root: Path, model: VisionConfig, train: VisionTrainConfig) -> None:
     """RUN/run.json: what the run trains, and how."""
-    root.mkdir(parents=True, exist_ok=True)
-    text = json.dumps({"model": model.to_dict(), "train": train.__dict__}, indent=2) + "\n"
-    atomic_write(root / RUN_CONFIG, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+    layout.write_run_config(root, {"model": model.to_dict(), "train": train.__dict__})
 
 
 def read_run(root: Path) -> tuple[VisionConfig, VisionTrainConfig]:
-    path = Path(root) / RUN_CONFIG
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: missing; {root} is not a vision run directory")
-    config = json.loads(path.read_text(encoding="utf-8"))
-    return (
-        VisionConfig.from_dict(config["model"], str(path)),
-        VisionTrainConfig.from_dict(config["train"], str(path)),
-    )
-
-
-def model_dir(path: Path) -> Path:
-    """A run (its latest checkpoint), a checkpoint or a model directory: where config.json is."""
-    path = Path(path)
-    if (path / RUN_CONFIG).is_file():
-        last = layout.latest(path)
-        if last is None:
-            raise FileNotFoundError(f"{path}: a run without checkpoints yet; train it first")
-        return last.path
-    return path
+    config = layout.read_run_config(root, ["model", "train"])
+    path = str(Path(root) / layout.RUN_CONFIG)
+    model = VisionConfig.from_dict(config["model"], path)
+    return model, VisionTrainConfig.from_dict(config["train"], path)
 
 
 class VisionTrainer:
@@ -104,20 +82,10 @@ class VisionTrainer:
     def save(self) -> Path:
         """RUN/checkpoints/step_N/, written in a temporary directory and renamed into place."""
         target = layout.step_dir(self.run, self.step)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{target.name}-", dir=target.parent))
-        try:
+        with atomic_directory(target) as tmp:
             save_model(self.model, self.cfg, tmp)
-            torch.save(self.optimizer.state_dict(), tmp / layout.OPTIMIZER_FILE)
             state = {"step": self.step, "rng": torch.get_rng_state().tolist()}
-            (tmp / layout.STATE_FILE).write_text(json.dumps(state) + "\n", encoding="utf-8")
-            for path in tmp.iterdir():
-                with open(path, "rb") as f:
-                    os.fsync(f.fileno())
-            replace_dir(tmp, target)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
+            ckpt.write_training_files(tmp, state, self.optimizer)
         ckpt.clean_up(self.run, self.train_cfg.keep_last)
         return target
 

@@ -1,4 +1,5 @@
-"""A prepared data directory: the names of its files, and its description (`meta.json`).
+"""An opened data directory (`aiayn prepare --out DIR`): its files, named in
+`aiayn.layout.DataFiles`, and its description (`meta.json`), read once.
 
 No torch is needed to read or write either."""
 
@@ -6,53 +7,35 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, fields
+from functools import cached_property
 from pathlib import Path
 
 from aiayn.data.sources import DataError
 from aiayn.files import read_json, require_keys
-from aiayn.layout import TOKENIZER_FILE
+from aiayn.layout import META_FILE, SIDES, SPLITS, DataFiles
 
-META_FILE = "meta.json"
-SPLITS = ("train", "valid", "test")
-SIDES = ("src", "tgt")
+__all__ = ["META_FILE", "SIDES", "SPLITS", "DataDir", "DataMeta"]
 
 
 @dataclass(frozen=True)
-class DataDir:
-    """The files of a data directory, named once: `aiayn prepare` writes them, training,
-    validation and evaluation read them.
+class DataDir(DataFiles):
+    """A data directory: the names of its files (`DataFiles`) and what its `meta.json` says.
 
-    Per split: the cleaned text `{split}.src.txt` and `{split}.tgt.txt`, extra references
-    `{split}.ref1.txt`... (held-out splits of a corpus with several translations), and token ids
-    `{split}.{side}.ids` + `{split}.{side}.offsets.npy`. Once: the SentencePiece model
-    `spm.model`, `meta.json`, and the cleaning report `report.txt` / `report.json`.
+    `DataDir.open(path)` reads the meta at once (a missing or damaged one is an error there);
+    `DataDir(path)` reads it when first asked. Either way it is read once per object, so the
+    commands open a directory once and hand the object down.
     """
 
-    root: Path
+    @classmethod
+    def open(cls, root: DataDir | str | Path) -> DataDir:
+        """The directory `root`, its meta read; a DataDir is returned as it is."""
+        data = root if isinstance(root, DataDir) else cls(Path(root))
+        data.meta  # noqa: B018 (read now: errors belong to whoever opens the directory)
+        return data
 
-    def text(self, split: str, stream: str) -> Path:
-        """stream: "src", "tgt", or "ref1", "ref2"... (extra references)."""
-        return self.root / f"{split}.{stream}.txt"
-
-    def ids(self, split: str, side: str) -> Path:
-        """The prefix of a side's token ids: `.ids` and `.offsets.npy` are added to it."""
-        return self.root / f"{split}.{side}"
-
-    @property
-    def tokenizer(self) -> Path:
-        return self.root / TOKENIZER_FILE
-
-    @property
-    def meta_file(self) -> Path:
-        return self.root / META_FILE
-
-    @property
-    def report_text(self) -> Path:
-        return self.root / "report.txt"
-
-    @property
-    def report_json(self) -> Path:
-        return self.root / "report.json"
+    @cached_property
+    def meta(self) -> DataMeta:
+        return DataMeta.load(self.root)
 
     def sources(self, split: str, n: int | None = None) -> list[str]:
         """The first n (default: all) source lines of a split."""
@@ -61,7 +44,7 @@ class DataDir:
     def references(self, split: str, n: int | None = None) -> list[list[str]]:
         """The reference streams of a split, each its first n lines: the target, then any
         extra references."""
-        extra = DataMeta.load(self.root).n_refs.get(split, 1) - 1
+        extra = self.meta.n_refs.get(split, 1) - 1
         streams = ["tgt"] + [f"ref{k}" for k in range(1, extra + 1)]
         return [_lines(self.text(split, stream))[:n] for stream in streams]
 
@@ -83,7 +66,7 @@ class DataMeta:
 
     @classmethod
     def load(cls, data_dir: Path) -> DataMeta:
-        path = DataDir(Path(data_dir)).meta_file
+        path = DataFiles(Path(data_dir)).meta_file
         if not path.is_file():
             raise DataError(f"{path}: missing; is {data_dir} a directory made by `aiayn prepare`?")
         fix = f"re-run `aiayn prepare --out {data_dir}`"
@@ -93,4 +76,4 @@ class DataMeta:
 
     def save(self, data_dir: Path) -> None:
         text = json.dumps(self.__dict__, indent=2, ensure_ascii=False) + "\n"
-        DataDir(Path(data_dir)).meta_file.write_text(text, encoding="utf-8")
+        DataFiles(Path(data_dir)).meta_file.write_text(text, encoding="utf-8")
