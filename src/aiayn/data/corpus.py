@@ -79,7 +79,8 @@ def check_encoding(report: CleanReport, source: str) -> None:
     """Many unreadable lines mean a file in another encoding, not a few bad lines."""
     bad = report.dropped[INVALID_UTF8] + report.dropped[NUL_BYTE]
     if report.read and bad > max(10, report.read // 10):
-        where = (report.examples.get(INVALID_UTF8) or report.examples.get(NUL_BYTE))[0]
+        found = report.examples.get(INVALID_UTF8) or report.examples.get(NUL_BYTE)
+        where = found[0] if found else "an unnamed line"
         raise DataError(
             f"{source}: {bad:,} of {report.read:,} lines are not UTF-8 text (first at {where}); "
             "the file is probably in another encoding (UTF-16, Latin-1...): convert it, e.g. "

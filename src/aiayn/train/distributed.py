@@ -5,11 +5,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import Any, TypeVar
 
 import torch
 import torch.distributed as dist
 
 from aiayn.devices import usable_device
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -73,11 +76,11 @@ class Distributed:
             return values
         return self.all_reduce(torch.tensor(values, dtype=torch.float64)).tolist()
 
-    def gather(self, obj: object) -> list[object]:
+    def gather(self, obj: T) -> list[T]:
         """Every process's object, in rank order (on every process)."""
         if not self.enabled:
             return [obj]
-        out: list[object] = [None] * self.world_size
+        out: list[Any] = [None] * self.world_size
         dist.all_gather_object(out, obj)
         return out
 
