@@ -69,9 +69,10 @@ def lr_figure(d_model: int = 512, warmup: int = 4000, scale: float = 1.0, steps:
 def metrics_figure(run: str | Path) -> Figure:
     """Training and validation loss, validation BLEU, the learning rate and the training
     throughput (target tokens/s, validation time left out) of a run."""
+    run = Path(run)
     records = read_metrics(run)
     if not records:
-        raise FileNotFoundError(f"{Path(run) / 'metrics.jsonl'}: no metrics; is it a run?")
+        raise FileNotFoundError(f"{run / 'metrics.jsonl'}: no metrics; is it a run?")
     train = [r for r in records if r["kind"] == "train"]
     valid = [r for r in records if r["kind"] == "valid"]
     fig, (loss, bleu, lr, speed) = plt.subplots(1, 4, figsize=(20, 4))

@@ -8,11 +8,23 @@ import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 import numpy as np
 
-P = TypeVar("P")
+
+class Located(Protocol):
+    """What the filters read of a pair (sources.Pair): its two sides and where it came from."""
+
+    @property
+    def src(self) -> str: ...
+    @property
+    def tgt(self) -> str: ...
+    @property
+    def where(self) -> str: ...
+
+
+P = TypeVar("P", bound=Located)
 
 # Drop reasons, in the order the report lists them.
 INVALID_UTF8 = "invalid UTF-8"

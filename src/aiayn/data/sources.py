@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import io
 import itertools
 import lzma
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import Literal
 
 from aiayn.data.clean import INVALID_UTF8, NUL_BYTE, CleanReport, decode_line, normalize
 
@@ -111,10 +112,12 @@ def _raise_line_count_mismatch(src_path, tgt_path, fs, ft, n: int, src_ended: bo
     )
 
 
-COMPRESSED = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}  # read transparently
+# Opens a file for reading bytes; the compressed ones are read transparently.
+Opener = Callable[[Path, Literal["rb"]], io.BufferedIOBase]
+COMPRESSED: dict[str, Opener] = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
 
 
-def open_input(path: Path) -> BinaryIO:
+def open_input(path: Path) -> io.BufferedIOBase:
     """A corpus or input file for reading bytes; .gz, .xz and .bz2 files are decompressed."""
     path = Path(path)
     opener = COMPRESSED.get(path.suffix.lower(), open)
@@ -132,7 +135,7 @@ def read_input(path: Path) -> bytes:
         return _read_checked(f, path, -1)
 
 
-def _read_checked(f: BinaryIO, path: Path, size: int) -> bytes:
+def _read_checked(f: io.BufferedIOBase, path: Path, size: int) -> bytes:
     try:
         return f.read(size)
     except (EOFError, OSError, lzma.LZMAError, zlib.error) as err:
