@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+from typing import Protocol
 
 import torch
 import torch.nn.functional as F
@@ -88,7 +89,14 @@ def _explicit_on_cpu(q: Tensor) -> bool:
     return q.shape[-2] <= FEW_QUERIES or training
 
 
-def linear_rows(linear: nn.Module, x: Tensor, start: int, stop: int) -> Tensor:
+class RowsLinear(Protocol):
+    """A linear layer other than `nn.Linear` (a quantized one) that computes a slice of its
+    outputs, as `linear_rows` does for `nn.Linear`."""
+
+    def rows(self, x: Tensor, start: int, stop: int) -> Tensor: ...
+
+
+def linear_rows(linear: nn.Linear | RowsLinear, x: Tensor, start: int, stop: int) -> Tensor:
     """Outputs start..stop-1 of a linear layer: x W[start:stop]^T + b[start:stop], (..., stop -
     start). For a stacked projection's parts; a layer other than `nn.Linear` (a quantized one)
     provides this as its `rows` method."""

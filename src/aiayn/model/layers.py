@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import torch
 import torch.nn.functional as F
@@ -12,7 +14,12 @@ from aiayn.model.attention import MultiHeadAttention
 from aiayn.model.cache import FixedKVCache, KVCache
 from aiayn.model.dropout import Dropout
 
-_ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu, "swish": F.silu}
+_ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {
+    "relu": F.relu,
+    "gelu": F.gelu,
+    "swish": F.silu,
+}
+Layer = TypeVar("Layer", bound=nn.Module)  # the class of a stack's layers (`layers_of`)
 
 
 class FeedForward(nn.Module):
@@ -204,3 +211,14 @@ class DecoderLayer(nn.Module):
         if w is not None:  # (B, H, K*T, S) -> (B*K, H, T, S)
             w = w.view(BK // K, H, K, T, -1).transpose(1, 2).reshape(BK, H, T, -1)
         return a, w
+
+
+def layers_of(stack: nn.ModuleList, kind: type[Layer]) -> list[Layer]:
+    """A stack's layers as the class they were built as (a ModuleList types its items only as
+    nn.Module); a layer of another class is a TypeError naming it."""
+    layers: list[Layer] = []
+    for i, layer in enumerate(stack):
+        if not isinstance(layer, kind):
+            raise TypeError(f"layer {i} is a {type(layer).__name__}, not a {kind.__name__}")
+        layers.append(layer)
+    return layers

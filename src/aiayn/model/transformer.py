@@ -18,7 +18,7 @@ from aiayn.layout import CONFIG_FILE, WEIGHTS_FILE
 from aiayn.model.attention import MultiHeadAttention
 from aiayn.model.cache import FixedKVCache, KVCache, empty_self_kv
 from aiayn.model.dropout import Dropout
-from aiayn.model.layers import DecoderLayer, EncoderLayer, LayerSpec
+from aiayn.model.layers import DecoderLayer, EncoderLayer, LayerSpec, layers_of
 from aiayn.model.masks import decoder_mask, padding_mask
 from aiayn.model.positional import inverse_frequencies, sinusoidal_encoding
 
@@ -177,11 +177,8 @@ class Transformer(nn.Module):
     def project_memory(self, memory: Tensor) -> list[tuple[Tensor, Tensor]]:
         """Every decoder layer's cross-attention keys and values of the memory (B, S, D): per
         layer two (B, H, S, Dh)."""
-        projected = []
-        for layer in self.decoder_layers:
-            assert isinstance(layer, DecoderLayer)  # for the type checker: a ModuleList's items
-            projected.append(layer.cross_attn.project_kv(memory))
-        return projected
+        layers = layers_of(self.decoder_layers, DecoderLayer)
+        return [layer.cross_attn.project_kv(memory) for layer in layers]
 
     def init_cache(self, encoded: Encoded, capacity: int = 16) -> KVCache:
         """An empty cache for decoding from `encoded`.
