@@ -46,14 +46,15 @@ def attention_mask(
     if all(p.dtype == torch.bool for p in parts):
         masked = parts[0] if len(parts) == 1 else parts[0] | parts[1]
         return ~masked  # True = may attend
-    total = 0.0
-    for p in parts:  # boolean True -> -inf, float as given
-        total = total + (
-            torch.zeros(p.shape, device=p.device).masked_fill(p, -math.inf)
-            if p.dtype == torch.bool
-            else p
-        )
-    return total  # type: ignore[return-value]
+    additive = [_additive(p) for p in parts]
+    return additive[0] if len(additive) == 1 else additive[0] + additive[1]
+
+
+def _additive(mask: Tensor) -> Tensor:
+    """A mask as a float one added to the scores: boolean True -> -inf, float as given."""
+    if mask.dtype == torch.bool:
+        return torch.zeros(mask.shape, device=mask.device).masked_fill(mask, -math.inf)
+    return mask
 
 
 class MultiheadAttention(nn.Module):

@@ -16,7 +16,7 @@ from torch import Tensor, nn
 
 from aiayn.nn.attention import MultiheadAttention, attention_mask
 
-_ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
+_ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {"relu": F.relu, "gelu": F.gelu}
 Q, KV, QKV = slice(0, 1), slice(1, 3), slice(0, 3)  # blocks of W^Q|W^K|W^V, in units of D
 
 
@@ -38,6 +38,10 @@ class _Sublayers(nn.Module):
     state_dict keys come in the same order too."""
 
     cross_attention = False  # the decoder layer adds cross-attention, a third norm and dropout
+    norm1: nn.LayerNorm  # norm{i} and dropout{i}: made by name in __init__, one per sub-layer
+    norm2: nn.LayerNorm
+    dropout1: nn.Dropout
+    dropout2: nn.Dropout
 
     def __init__(
         self,
@@ -127,6 +131,8 @@ class TransformerDecoderLayer(_Sublayers):
     `torch.nn.TransformerDecoderLayer`."""
 
     cross_attention = True
+    norm3: nn.LayerNorm
+    dropout3: nn.Dropout
 
     def forward(
         self,

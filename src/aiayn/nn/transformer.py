@@ -17,6 +17,7 @@ from torch import Tensor, nn
 
 from aiayn.model import KVCache
 from aiayn.model.cache import empty_self_kv
+from aiayn.model.layers import layers_of
 from aiayn.model.masks import causal_mask
 from aiayn.nn.attention import attention_mask
 from aiayn.nn.layers import KV, TransformerDecoderLayer, TransformerEncoderLayer, _rows
@@ -60,10 +61,11 @@ class TransformerEncoder(nn.Module):
         (B, H, S, S) self-attention weights."""
         (x,) = _to_batch_first(self.batch_first, src)
         B, S, _ = x.shape
-        H = self.layers[0].self_attn.num_heads
+        layers = layers_of(self.layers, TransformerEncoderLayer)
+        H = layers[0].self_attn.num_heads
         merged = attention_mask(mask, src_key_padding_mask, bool(is_causal), B, H, S, S)
         weights = []
-        for layer in self.layers:
+        for layer in layers:
             x, w = layer.block(x, merged, need_weights)  # (B, S, D)
             weights.append(w)
         if self.norm is not None:
@@ -104,13 +106,14 @@ class TransformerDecoder(nn.Module):
         with `need_weights` also each layer's ((B, H, T, T), (B, H, T, S)) weights."""
         x, mem = _to_batch_first(self.batch_first, tgt, memory)
         (B, T, _), S = x.shape, mem.shape[1]
-        H = self.layers[0].self_attn.num_heads
+        layers = layers_of(self.layers, TransformerDecoderLayer)
+        H = layers[0].self_attn.num_heads
         self_mask = attention_mask(tgt_mask, tgt_key_padding_mask, bool(tgt_is_causal), B, H, T, T)
         cross_mask = attention_mask(
             memory_mask, memory_key_padding_mask, memory_is_causal, B, H, T, S
         )
         weights = []
-        for layer in self.layers:
+        for layer in layers:
             cross_k, cross_v = layer.multihead_attn.project(mem, _rows(KV, mem.shape[-1]))
             x, _, _, w = layer.block(
                 x, cross_k, cross_v, self_mask, cross_mask, None, None, need_weights
@@ -134,7 +137,8 @@ class TransformerDecoder(nn.Module):
         """
         (mem,) = _to_batch_first(self.batch_first, memory)
         B, S, D = mem.shape
-        cross = [layer.multihead_attn.project(mem, _rows(KV, D)) for layer in self.layers]
+        layers = layers_of(self.layers, TransformerDecoderLayer)
+        cross = [layer.multihead_attn.project(mem, _rows(KV, D)) for layer in layers]
         cross_k = tuple(kv[0] for kv in cross)  # per layer (B, H, S, Dh)
         cross_v = tuple(kv[1] for kv in cross)
         keep = torch.ones(B, S, dtype=torch.bool, device=mem.device)
@@ -164,7 +168,7 @@ class TransformerDecoder(nn.Module):
         T, P = x.shape[1], cache.length
         self_mask = None if T == 1 else causal_mask(T, P, x.device)  # (T, P+T)
         new_k, new_v, weights = [], [], []
-        for i, layer in enumerate(self.layers):
+        for i, layer in enumerate(layers_of(self.layers, TransformerDecoderLayer)):
             x, k, v, w = layer.block(
                 x,
                 cache.cross_k[i],
