@@ -21,6 +21,7 @@ from aiayn.data.vocab import Tokenizer
 from aiayn.files import atomic_directory
 from aiayn.layout import TOKENIZER_FILE
 from aiayn.model import Transformer
+from aiayn.model.layers import DecoderLayer, EncoderLayer, layers_of
 from aiayn.model.positional import sinusoidal_encoding
 
 try:
@@ -79,35 +80,49 @@ def model_spec(model: Transformer, tokenizer: Tokenizer, max_positions: int = MA
     D = cfg.d_model
     table = sinusoidal_encoding(torch.arange(max_positions), D, cfg.positional)  # (N, D)
     _set_embeddings(spec.encoder, model.src_embed.weight, table)
-    for theirs, ours in zip(spec.encoder.layer, model.encoder_layers, strict=True):
-        attn = ours.self_attn
-        _set_linear(theirs.self_attention.linear[0], attn.w_qkv.weight, attn.w_qkv.bias)
-        _set_linear(theirs.self_attention.linear[1], attn.w_o.weight, attn.w_o.bias)
-        _set_norm(theirs.self_attention.layer_norm, ours.self_attn_residual.norm)
-        _set_feed_forward(theirs.ffn, ours)
+    for theirs, encoder_layer in zip(
+        spec.encoder.layer, layers_of(model.encoder_layers, EncoderLayer), strict=True
+    ):
+        _set_self_attention(theirs.self_attention, encoder_layer)
+        _set_feed_forward(theirs.ffn, encoder_layer)
     target = model.src_embed.weight if model.tgt_embed is None else model.tgt_embed.weight
     _set_embeddings(spec.decoder, target, table)
-    for theirs, ours in zip(spec.decoder.layer, model.decoder_layers, strict=True):
-        attn, cross = ours.self_attn, ours.cross_attn
-        _set_linear(theirs.self_attention.linear[0], attn.w_qkv.weight, attn.w_qkv.bias)
-        _set_linear(theirs.self_attention.linear[1], attn.w_o.weight, attn.w_o.bias)
-        _set_norm(theirs.self_attention.layer_norm, ours.self_attn_residual.norm)
-        # Cross-attention: W^Q on the decoder, W^K and W^V (fused) on the memory.
-        _set_linear(theirs.attention.linear[0], cross.w_qkv.weight[:D], cross.w_qkv.bias[:D])
-        _set_linear(theirs.attention.linear[1], cross.w_qkv.weight[D:], cross.w_qkv.bias[D:])
-        _set_linear(theirs.attention.linear[2], cross.w_o.weight, cross.w_o.bias)
-        _set_norm(theirs.attention.layer_norm, ours.cross_attn_residual.norm)
-        _set_feed_forward(theirs.ffn, ours)
+    for theirs, decoder_layer in zip(
+        spec.decoder.layer, layers_of(model.decoder_layers, DecoderLayer), strict=True
+    ):
+        _set_self_attention(theirs.self_attention, decoder_layer)
+        _set_cross_attention(theirs.attention, decoder_layer, D)
+        _set_feed_forward(theirs.ffn, decoder_layer)
     output = model.src_embed.weight if model.out_proj is None else model.out_proj.weight
     _set_linear(spec.decoder.projection, output)
-    if cfg.norm_first:  # pre-norm stacks end with a LayerNorm
+    # Pre-norm stacks (cfg.norm_first) end with a LayerNorm; post-norm ones have none.
+    if model.encoder_norm is not None:
         _set_norm(spec.encoder.layer_norm, model.encoder_norm)
+    if model.decoder_norm is not None:
         _set_norm(spec.decoder.layer_norm, model.decoder_norm)
     _set_vocabulary(spec, model, tokenizer)
     return spec
 
 
-def _set_feed_forward(spec, layer) -> None:
+def _set_self_attention(spec, layer: EncoderLayer | DecoderLayer) -> None:
+    """W^Q|W^K|W^V (fused), W^O and the sub-layer's LayerNorm."""
+    attn = layer.self_attn
+    _set_linear(spec.linear[0], attn.w_qkv.weight, attn.w_qkv.bias)
+    _set_linear(spec.linear[1], attn.w_o.weight, attn.w_o.bias)
+    _set_norm(spec.layer_norm, layer.self_attn_residual.norm)
+
+
+def _set_cross_attention(spec, layer: DecoderLayer, D: int) -> None:
+    """W^Q on the decoder, W^K and W^V (fused) on the memory, W^O and the LayerNorm."""
+    cross = layer.cross_attn
+    w_qkv, b_qkv = cross.w_qkv.weight, cross.w_qkv.bias
+    _set_linear(spec.linear[0], w_qkv[:D], b_qkv[:D])
+    _set_linear(spec.linear[1], w_qkv[D:], b_qkv[D:])
+    _set_linear(spec.linear[2], cross.w_o.weight, cross.w_o.bias)
+    _set_norm(spec.layer_norm, layer.cross_attn_residual.norm)
+
+
+def _set_feed_forward(spec, layer: EncoderLayer | DecoderLayer) -> None:
     _set_linear(spec.linear_0, layer.ffn.w_1.weight, layer.ffn.w_1.bias)
     _set_linear(spec.linear_1, layer.ffn.w_2.weight, layer.ffn.w_2.bias)
     _set_norm(spec.layer_norm, layer.ffn_residual.norm)

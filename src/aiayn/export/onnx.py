@@ -71,7 +71,7 @@ class DecoderStepGraph(nn.Module):
             length=P,
         )
         decoded = self.model.decode(tgt, cache=cache)
-        assert decoded.cache is not None
+        assert decoded.logits is not None and decoded.cache is not None  # a projected cached step
         new_k = torch.stack(decoded.cache.self_k)  # (N, B, H, P+1, Dh)
         new_v = torch.stack(decoded.cache.self_v)  # (N, B, H, P+1, Dh)
         return decoded.logits, new_k, new_v  # (B, 1, V), ...
