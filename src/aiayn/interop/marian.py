@@ -14,6 +14,7 @@ and a SentencePiece model with those ids is written from Marian's source.spm and
 
 from __future__ import annotations
 
+import importlib
 import json
 import shutil
 from pathlib import Path
@@ -157,7 +158,9 @@ def write_tokenizer(directory: Path, config: dict[str, Any], rows: list[int], ou
     """A SentencePiece model whose ids are ours: Marian's source.spm segments, vocab.json
     names the pieces. Pieces the source model lacks (target-only ones) are kept for decoding
     but marked unused, so they never change how a source sentence is segmented."""
-    from sentencepiece import sentencepiece_model_pb2 as pb
+    # Protobuf's generated module makes its classes at import time, unseen by the type checker;
+    # imported by name, its attributes are typed Any.
+    pb = importlib.import_module("sentencepiece.sentencepiece_model_pb2")
 
     source, vocab_file = directory / "source.spm", directory / "vocab.json"
     for path in (source, vocab_file):
