@@ -89,10 +89,9 @@ class Trainer:
         self.state = ckpt.TrainState()
         self.metrics = MetricsLog(run.root, enabled=dist.is_main)
         torch.manual_seed(train_cfg.seed + 1000 * dist.rank)  # dropout differs across ranks
-        self.net: torch.nn.Module = self.model
-        if dist.enabled:
-            ids = [dist.device.index] if dist.device.type == "cuda" else None
-            self.net = DistributedDataParallel(self.model, device_ids=ids)
+        ids = [dist.device.index] if dist.device.type == "cuda" else None
+        self.ddp = DistributedDataParallel(self.model, device_ids=ids) if dist.enabled else None
+        self.net: torch.nn.Module = self.model if self.ddp is None else self.ddp
         self._stop_signal = False
         # Bounded memory on batches of changing shapes (see host_memory).
         self._release_heap = heap_trimmer(train_cfg.trim_heap)
@@ -202,8 +201,8 @@ class Trainer:
             param_group["lr"] = lr
         loss_sum = nll_sum = 0.0
         for i, batch in enumerate(batches):
-            sync = i == len(batches) - 1 or not self.dist.enabled
-            with contextlib.nullcontext() if sync else self.net.no_sync():  # type: ignore[operator]
+            last = i == len(batches) - 1  # DDP all-reduces the gradients after the last only
+            with contextlib.nullcontext() if last or self.ddp is None else self.ddp.no_sync():
                 loss, nll = self._forward_backward(batch, total_tokens, device)
             loss_sum, nll_sum = loss_sum + loss, nll_sum + nll
         # This process's part (its tokens too); one all-reduce makes it the whole update's.
