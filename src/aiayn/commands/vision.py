@@ -68,14 +68,15 @@ def _threads(args: argparse.Namespace) -> None:
 
 def run_train(args: argparse.Namespace) -> int:
     from aiayn import layout
+    from aiayn.config import apply_overrides
     from aiayn.layout import RUN_CONFIG
-    from aiayn.vision.config import VisionTrainConfig, apply_vision_overrides, vision_preset
+    from aiayn.vision.config import VisionTrainConfig, vision_preset
     from aiayn.vision.trainer import VisionTrainer, read_run, write_run
 
     _threads(args)
     if args.resume and (args.out / RUN_CONFIG).is_file():
         model_cfg, train_cfg = read_run(args.out)
-        changed, train_cfg = apply_vision_overrides(model_cfg, train_cfg, args.set)
+        changed, train_cfg = apply_overrides(model_cfg, train_cfg, args.set)
         if changed != model_cfg:
             raise ValueError("a resumed run keeps its model; --set only training settings")
     else:
@@ -85,7 +86,7 @@ def run_train(args: argparse.Namespace) -> int:
         base = vision_preset(args.preset or args.task)
         if base.task != args.task:
             raise ValueError(f"--preset {args.preset} is a {base.task} model, not {args.task}")
-        model_cfg, train_cfg = apply_vision_overrides(base, VisionTrainConfig(), args.set)
+        model_cfg, train_cfg = apply_overrides(base, VisionTrainConfig(), args.set)
     write_run(args.out, model_cfg, train_cfg)
     trainer = VisionTrainer(model_cfg, train_cfg, args.out, progress=not args.no_progress)
     last = layout.latest(args.out) if args.resume else None

@@ -10,7 +10,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from aiayn.config import ACTIVATIONS, check_keys, parse_value
+from aiayn.config import ACTIVATIONS, check_keys
 
 TASKS = ("classify", "detect", "segment")
 POSITIONS = ("learned", "sine")
@@ -107,27 +107,6 @@ class VisionTrainConfig:
     def from_dict(cls, values: dict[str, Any], source: str = "config") -> VisionTrainConfig:
         check_keys(cls, values, source)
         return cls(**values)
-
-
-def apply_vision_overrides(
-    model: VisionConfig, train: VisionTrainConfig, items: list[str]
-) -> tuple[VisionConfig, VisionTrainConfig]:
-    """`key=value` strings onto the two configs; each key must name a field of one of them."""
-    changes: tuple[dict[str, Any], dict[str, Any]] = ({}, {})
-    for item in items:
-        key, sep, text = item.partition("=")
-        if not sep:
-            raise ValueError(f"--set {item!r}: write key=value")
-        for config, changed in zip((model, train), changes, strict=True):
-            if key in config.__dataclass_fields__:
-                changed[key] = parse_value(text, getattr(config, key), key)
-                break
-        else:
-            raise ValueError(
-                f"--set {key}: unknown key; model keys: {', '.join(model.__dataclass_fields__)}; "
-                f"training keys: {', '.join(train.__dataclass_fields__)}"
-            )
-    return dataclasses.replace(model, **changes[0]), dataclasses.replace(train, **changes[1])
 
 
 # The digit models, sized for a CPU: ViT on 8x8 digits (2x2 patches: 16 words), DETR (post-norm,
