@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from aiayn.vision.config import PRESETS, TASKS
+from aiayn.vision.config import TASKS, VISION_PRESETS
 
 
 def add(commands) -> None:
@@ -17,7 +17,7 @@ def add(commands) -> None:
     t = sub.add_parser("train", help="train a vision model on the digits or digit scenes")
     t.add_argument("--task", choices=TASKS, help="required for a new run")
     t.add_argument("--out", type=Path, required=True, help="run directory")
-    t.add_argument("--preset", choices=list(PRESETS), help="default: the task's own")
+    t.add_argument("--preset", choices=list(VISION_PRESETS), help="default: the task's own")
     t.add_argument(
         "--set",
         nargs="+",
@@ -103,12 +103,12 @@ def run_train(args: argparse.Namespace) -> int:
 def run_evaluate(args: argparse.Namespace) -> int:
     from aiayn.layout import model_dir
     from aiayn.vision.build import load_model
-    from aiayn.vision.evaluate import evaluate_split
+    from aiayn.vision.evaluate import evaluate_images
 
     _threads(args)
     path = model_dir(args.model)
     model, cfg = load_model(path)
-    scores = evaluate_split(model, cfg, args.split, args.count)
+    scores = evaluate_images(model, cfg, args.split, args.count)
     print(json.dumps({"model": str(path), "task": cfg.task, "split": args.split, **scores}))
     if args.picture:
         from aiayn.vision.show import draw_examples

@@ -137,7 +137,7 @@ _DETECT = dataclasses.replace(
 _SEGMENT = dataclasses.replace(_CLASSIFY, task="segment", image_size=32, patch_size=4)
 _TINY = dict(d_model=16, d_ff=32, n_heads=2, n_encoder_layers=1)
 
-PRESETS: dict[str, VisionConfig] = {
+VISION_PRESETS: dict[str, VisionConfig] = {
     "vit-b16": VisionConfig(),
     "classify": _CLASSIFY,
     "detect": _DETECT,
@@ -149,6 +149,6 @@ PRESETS: dict[str, VisionConfig] = {
 
 
 def vision_preset(name: str) -> VisionConfig:
-    if name not in PRESETS:
-        raise ValueError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
-    return PRESETS[name]
+    if name not in VISION_PRESETS:
+        raise ValueError(f"unknown preset {name!r}; choose one of {', '.join(VISION_PRESETS)}")
+    return VISION_PRESETS[name]

@@ -88,7 +88,7 @@ def segmentation_figure(
     return fig
 
 
-def attention_figure(images: Tensor, maps: Tensor, labels: list[str]) -> Figure:
+def class_token_attention_figure(images: Tensor, maps: Tensor, labels: list[str]) -> Figure:
     """Per image (rows): the digit, then the class token's attention over the patches at every
     layer (mean of heads). `maps` is (layers, B, G, G) from `ViT.class_token_attention`."""
     n_layers, B = maps.shape[:2]

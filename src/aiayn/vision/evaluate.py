@@ -18,7 +18,7 @@ from aiayn.vision.metrics import (
 
 
 @torch.no_grad()
-def evaluate_split(model: nn.Module, cfg: VisionConfig, split: str, count: int = 500) -> dict:
+def evaluate_images(model: nn.Module, cfg: VisionConfig, split: str, count: int = 500) -> dict:
     """The task's metric on `split` (digits: all of them; scenes: the first `count`)."""
     was_training = model.training
     model.eval()
