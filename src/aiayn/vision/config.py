@@ -135,7 +135,7 @@ _DETECT = dataclasses.replace(
     backbone_channels=16,
 )
 _SEGMENT = dataclasses.replace(_CLASSIFY, task="segment", image_size=32, patch_size=4)
-_TINY = dict(d_model=16, d_ff=32, n_heads=2, n_encoder_layers=1)
+_TINY: dict[str, Any] = dict(d_model=16, d_ff=32, n_heads=2, n_encoder_layers=1)
 
 VISION_PRESETS: dict[str, VisionConfig] = {
     "vit-b16": VisionConfig(),

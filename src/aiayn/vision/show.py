@@ -13,6 +13,7 @@ from aiayn.vision.config import VisionConfig
 from aiayn.vision.data import digits, eval_seeds, make_scenes
 from aiayn.vision.draw import class_token_attention_figure, detections_figure, segmentation_figure
 from aiayn.vision.metrics import ImageBoxes, detections_to_boxes
+from aiayn.vision.vit import ViT
 
 
 @torch.no_grad()
@@ -22,6 +23,7 @@ def draw_examples(
     """The first `count` images of a split with the model's predictions (and the truth)."""
     model.eval()
     if cfg.task == "classify":
+        assert isinstance(model, ViT)  # for the type checker: build_model's classifier
         images, labels = digits(split)
         images = images[:count, None]  # (B, 1, 8, 8)
         guesses = model(images).argmax(-1).tolist()

@@ -16,7 +16,7 @@ from aiayn import layout
 from aiayn.files import atomic_directory
 from aiayn.train import checkpoint as ckpt
 from aiayn.train.metrics import MetricsLog
-from aiayn.vision.batches import ImageBatch, training_batch
+from aiayn.vision.batches import DigitBatch, ImageBatch, training_batch
 from aiayn.vision.build import build_model, load_model, save_model
 from aiayn.vision.config import VisionConfig, VisionTrainConfig
 from aiayn.vision.evaluate import evaluate_images
@@ -36,7 +36,7 @@ def task_loss(
 ) -> torch.Tensor:
     """Cross-entropy of the digit (classify) or of every pixel (segment); DETR's Hungarian loss."""
     out = model(batch.images)
-    if task == "classify":
+    if isinstance(batch, DigitBatch):  # classify
         return F.cross_entropy(out, batch.labels)
     if task == "segment":
         return F.cross_entropy(out, batch.masks)
