@@ -6,7 +6,7 @@ import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Protocol, TypeVar
 
 ACTIVATIONS = ("relu", "gelu", "swish")
 POSITIONAL_LAYOUTS = ("interleaved", "concatenated")
@@ -284,12 +284,23 @@ def recipe(name: str) -> TrainConfig:
     return RECIPES[name]
 
 
+class DataclassConfig(Protocol):
+    """Any dataclass instance: what `apply_overrides` needs of a config."""
+
+    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
+
+
+ModelConfigT = TypeVar("ModelConfigT", bound=DataclassConfig)  # ModelConfig, VisionConfig
+TrainConfigT = TypeVar("TrainConfigT", bound=DataclassConfig)  # TrainConfig, VisionTrainConfig
+
+
 def apply_overrides(
-    model: ModelConfig, train: TrainConfig, items: list[str]
-) -> tuple[ModelConfig, TrainConfig]:
-    """`key=value` strings onto the two configs; each key must name a field of one of them."""
-    model_fields = {f.name: f for f in dataclasses.fields(ModelConfig)}
-    train_fields = {f.name: f for f in dataclasses.fields(TrainConfig)}
+    model: ModelConfigT, train: TrainConfigT, items: list[str]
+) -> tuple[ModelConfigT, TrainConfigT]:
+    """`key=value` strings onto a model config and a training config (the text side's or the
+    vision side's); each key must name a field of one of them, its value parses as that type."""
+    model_fields = [f.name for f in dataclasses.fields(model)]
+    train_fields = [f.name for f in dataclasses.fields(train)]
     model_changes: dict[str, Any] = {}
     train_changes: dict[str, Any] = {}
     for item in items:
@@ -305,7 +316,7 @@ def apply_overrides(
                 f"--set {key}: unknown key; model keys: {', '.join(model_fields)}; "
                 f"training keys: {', '.join(train_fields)}"
             )
-    return model.replace(**model_changes), train.replace(**train_changes)
+    return dataclasses.replace(model, **model_changes), dataclasses.replace(train, **train_changes)
 
 
 def parse_value(text: str, current: Any, key: str) -> Any:

@@ -15,7 +15,7 @@ import torch
 
 from aiayn.model.layers import DecoderLayer, EncoderLayer
 from aiayn.vision.build import build_model, layer_spec
-from aiayn.vision.config import PRESETS
+from aiayn.vision.config import VISION_PRESETS
 from aiayn.vision.positional import sine_positions_2d
 from tests.vision.conftest import copy_attention, copy_ffn
 
@@ -65,7 +65,7 @@ def copy_detr(ours, encoder, decoder) -> None:
 
 def test_detr_transformer_matches_hugging_face():
     torch.manual_seed(0)
-    cfg = dataclasses.replace(PRESETS["tiny-detect"], n_encoder_layers=2)
+    cfg = dataclasses.replace(VISION_PRESETS["tiny-detect"], n_encoder_layers=2)
     ours = build_model(cfg).eval()
     encoder, decoder = reference_parts(cfg)
     copy_detr(ours, encoder, decoder)
@@ -97,7 +97,7 @@ def test_sine_positions_match_hugging_face():
 def test_zero_positions_change_nothing_in_our_layers():
     """The positions DETR adds are a term of their own: zero positions give the plain layers."""
     torch.manual_seed(0)
-    spec = layer_spec(PRESETS["tiny-detect"])
+    spec = layer_spec(VISION_PRESETS["tiny-detect"])
     enc, dec = EncoderLayer(spec).eval(), DecoderLayer(spec).eval()
     x, memory = torch.randn(2, 5, spec.d_model), torch.randn(2, 7, spec.d_model)
     zeros = torch.zeros(1, 5, spec.d_model)
@@ -111,7 +111,7 @@ def test_zero_positions_change_nothing_in_our_layers():
 
 def test_detr_predicts_a_box_and_class_per_query_at_every_layer():
     torch.manual_seed(0)
-    cfg = PRESETS["tiny-detect"]
+    cfg = VISION_PRESETS["tiny-detect"]
     out = build_model(cfg).eval()(torch.rand(3, 1, cfg.image_size, cfg.image_size))
     assert out.logits.shape == (cfg.n_decoder_layers, 3, cfg.n_queries, cfg.num_classes + 1)
     assert out.boxes.shape == (cfg.n_decoder_layers, 3, cfg.n_queries, 4)

@@ -1,4 +1,4 @@
-"""Hungarian matching against brute force; the set loss ignores the order of the objects."""
+"""Hungarian matching against brute force; the Hungarian loss ignores the order of the objects."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import torch
 
 from aiayn.vision.boxes import cxcywh_to_xyxy, generalized_box_iou
 from aiayn.vision.detr import Detections
-from aiayn.vision.losses import SetLossWeights, set_loss
+from aiayn.vision.losses import HungarianLossWeights, hungarian_loss
 from aiayn.vision.matcher import hungarian_match
 
 
@@ -40,23 +40,23 @@ def random_scenes(g: torch.Generator, sizes: list[int], n_classes: int = 10):
     return labels, [torch.cat(p, dim=1) for p in zip(centres, sides, strict=True)]
 
 
-def test_set_loss_ignores_the_order_of_the_objects():
+def test_hungarian_loss_ignores_the_order_of_the_objects():
     g = torch.Generator().manual_seed(0)
     L, B, Q, C = 2, 3, 6, 10
     out = Detections(
         torch.randn(L, B, Q, C + 1, generator=g), torch.rand(L, B, Q, 4, generator=g) * 0.5 + 0.25
     )
     labels, boxes = random_scenes(g, [3, 1, 4])
-    loss = set_loss(out, labels, boxes, SetLossWeights())
+    loss = hungarian_loss(out, labels, boxes, HungarianLossWeights())
     orders = [torch.randperm(len(x), generator=g) for x in labels]
     labels_shuffled = [x[o] for x, o in zip(labels, orders, strict=True)]
     boxes_shuffled = [b[o] for b, o in zip(boxes, orders, strict=True)]
-    shuffled = set_loss(out, labels_shuffled, boxes_shuffled, SetLossWeights())
+    shuffled = hungarian_loss(out, labels_shuffled, boxes_shuffled, HungarianLossWeights())
     torch.testing.assert_close(shuffled, loss)
     assert loss.item() > 0
 
 
-def test_set_loss_is_least_for_the_true_set():
+def test_hungarian_loss_is_least_for_the_true_set():
     """Predicting exactly the objects (the rest "no object") costs less than a shifted set."""
     g = torch.Generator().manual_seed(1)
     labels, boxes = random_scenes(g, [2])
@@ -67,9 +67,9 @@ def test_set_loss_is_least_for_the_true_set():
     logits[0, 0, 1, C] = logits[0, 0, 3, C] = -10.0
     pred = torch.full((1, 1, Q, 4), 0.5)
     pred[0, 0, 1], pred[0, 0, 3] = boxes[0][0], boxes[0][1]
-    w = SetLossWeights()
-    exact = set_loss(Detections(logits, pred), labels, boxes, w)
-    shifted = set_loss(Detections(logits, pred + 0.05), labels, boxes, w)
+    w = HungarianLossWeights()
+    exact = hungarian_loss(Detections(logits, pred), labels, boxes, w)
+    shifted = hungarian_loss(Detections(logits, pred + 0.05), labels, boxes, w)
     assert exact.item() < 0.01 < shifted.item()
 
 

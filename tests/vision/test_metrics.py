@@ -5,16 +5,16 @@ from __future__ import annotations
 import pytest
 import torch
 
-from aiayn.vision.metrics import ImageBoxes, MeanIoU, mean_average_precision
+from aiayn.vision.metrics import ImageBoxes, MeanIoU, ScoredBoxes, mean_average_precision
 
 
 def test_map_is_one_for_exact_boxes_and_drops_for_a_wrong_class():
     truth = [ImageBoxes(torch.tensor([[2.0, 2, 12, 14], [16, 4, 28, 20]]), torch.tensor([3, 7]))]
-    exact = [ImageBoxes(truth[0].boxes, truth[0].labels, torch.tensor([0.9, 0.8]))]
+    exact = [ScoredBoxes(truth[0].boxes, truth[0].labels, torch.tensor([0.9, 0.8]))]
     assert mean_average_precision(exact, truth)["map_50"] == pytest.approx(1.0)
-    wrong = [ImageBoxes(truth[0].boxes, torch.tensor([3, 5]), torch.tensor([0.9, 0.8]))]
+    wrong = [ScoredBoxes(truth[0].boxes, torch.tensor([3, 5]), torch.tensor([0.9, 0.8]))]
     assert mean_average_precision(wrong, truth)["map_50"] < 0.6
-    moved = [ImageBoxes(truth[0].boxes + 6, truth[0].labels, torch.tensor([0.9, 0.8]))]
+    moved = [ScoredBoxes(truth[0].boxes + 6, truth[0].labels, torch.tensor([0.9, 0.8]))]
     assert mean_average_precision(moved, truth)["map_50"] < 0.1
 
 

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from aiayn.vision.build import build_model
-from aiayn.vision.config import PRESETS
+from aiayn.vision.config import VISION_PRESETS
 from tests.vision.conftest import copy_attention, copy_ffn
 
 transformers = pytest.importorskip("transformers")
@@ -59,7 +59,9 @@ def copy_vit(ours, ref) -> None:
 @pytest.mark.parametrize("channels", [1, 3])
 def test_vit_logits_match_hugging_face(channels):
     torch.manual_seed(0)
-    cfg = dataclasses.replace(PRESETS["tiny-classify"], in_channels=channels, n_encoder_layers=2)
+    cfg = dataclasses.replace(
+        VISION_PRESETS["tiny-classify"], in_channels=channels, n_encoder_layers=2
+    )
     ours = build_model(cfg).eval()
     ref = reference_vit(cfg)
     copy_vit(ours, ref)
@@ -72,7 +74,7 @@ def test_vit_logits_match_hugging_face(channels):
 
 def test_class_token_attention_is_a_share_of_the_patches():
     torch.manual_seed(0)
-    cfg = PRESETS["tiny-classify"]
+    cfg = VISION_PRESETS["tiny-classify"]
     model = build_model(cfg).eval()
     with torch.no_grad():
         maps = model.class_token_attention(torch.rand(2, 1, 8, 8))
@@ -82,7 +84,7 @@ def test_class_token_attention_is_a_share_of_the_patches():
 
 
 def test_sine_positions_build_and_differ_by_patch():
-    cfg = dataclasses.replace(PRESETS["tiny-classify"], positions="sine")
+    cfg = dataclasses.replace(VISION_PRESETS["tiny-classify"], positions="sine")
     model = build_model(cfg)
     pos = model.encoder.pos_embed[0]  # (1 + N, D)
     assert torch.equal(pos[0], torch.zeros_like(pos[0]))  # the class token has no position

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from aiayn.vision.config import PRESETS, TASKS
+from aiayn.vision.config import TASKS, VISION_PRESETS
 
 
 def add(commands) -> None:
@@ -17,7 +17,7 @@ def add(commands) -> None:
     t = sub.add_parser("train", help="train a vision model on the digits or digit scenes")
     t.add_argument("--task", choices=TASKS, help="required for a new run")
     t.add_argument("--out", type=Path, required=True, help="run directory")
-    t.add_argument("--preset", choices=list(PRESETS), help="default: the task's own")
+    t.add_argument("--preset", choices=list(VISION_PRESETS), help="default: the task's own")
     t.add_argument(
         "--set",
         nargs="+",
@@ -68,14 +68,15 @@ def _threads(args: argparse.Namespace) -> None:
 
 def run_train(args: argparse.Namespace) -> int:
     from aiayn import layout
+    from aiayn.config import apply_overrides
     from aiayn.layout import RUN_CONFIG
-    from aiayn.vision.config import VisionTrainConfig, apply_vision_overrides, vision_preset
+    from aiayn.vision.config import VisionTrainConfig, vision_preset
     from aiayn.vision.trainer import VisionTrainer, read_run, write_run
 
     _threads(args)
     if args.resume and (args.out / RUN_CONFIG).is_file():
         model_cfg, train_cfg = read_run(args.out)
-        changed, train_cfg = apply_vision_overrides(model_cfg, train_cfg, args.set)
+        changed, train_cfg = apply_overrides(model_cfg, train_cfg, args.set)
         if changed != model_cfg:
             raise ValueError("a resumed run keeps its model; --set only training settings")
     else:
@@ -85,7 +86,7 @@ def run_train(args: argparse.Namespace) -> int:
         base = vision_preset(args.preset or args.task)
         if base.task != args.task:
             raise ValueError(f"--preset {args.preset} is a {base.task} model, not {args.task}")
-        model_cfg, train_cfg = apply_vision_overrides(base, VisionTrainConfig(), args.set)
+        model_cfg, train_cfg = apply_overrides(base, VisionTrainConfig(), args.set)
     write_run(args.out, model_cfg, train_cfg)
     trainer = VisionTrainer(model_cfg, train_cfg, args.out, progress=not args.no_progress)
     last = layout.latest(args.out) if args.resume else None
@@ -102,12 +103,12 @@ def run_train(args: argparse.Namespace) -> int:
 def run_evaluate(args: argparse.Namespace) -> int:
     from aiayn.layout import model_dir
     from aiayn.vision.build import load_model
-    from aiayn.vision.evaluate import evaluate_split
+    from aiayn.vision.evaluate import evaluate_images
 
     _threads(args)
     path = model_dir(args.model)
     model, cfg = load_model(path)
-    scores = evaluate_split(model, cfg, args.split, args.count)
+    scores = evaluate_images(model, cfg, args.split, args.count)
     print(json.dumps({"model": str(path), "task": cfg.task, "split": args.split, **scores}))
     if args.picture:
         from aiayn.vision.show import draw_examples

@@ -2,48 +2,64 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import torch
 from torch import Tensor
 
-from aiayn.vision.data import Scene, digits, eval_seeds, scene_batch, shift_augment, train_seeds
+from aiayn.vision.data import Scene, digits, eval_seeds, make_scenes, shift_augment, train_seeds
 
 
 @dataclass(frozen=True)
-class Batch:
+class DigitBatch:
+    """Digits to classify."""
+
+    images: Tensor  # (B, 1, 8, 8)
+    labels: Tensor  # (B,) digit classes
+
+
+@dataclass(frozen=True)
+class SceneBatch:
+    """Scenes to detect digits in (their labels and boxes) or to segment (their masks)."""
+
     images: Tensor  # (B, 1, Hp, Wp)
-    labels: Tensor | None = None  # classify: (B,) digit classes
-    masks: Tensor | None = None  # segment: (B, Hp, Wp)
-    scenes: tuple[Scene, ...] = ()  # detect: per image, labels and boxes
+    masks: Tensor  # (B, Hp, Wp) 0 = background, 1 + class where a digit's ink is
+    scenes: tuple[Scene, ...]  # per image, labels and boxes
 
 
-def from_scenes(scenes: list[Scene]) -> Batch:
+ImageBatch = DigitBatch | SceneBatch  # the batch of any task
+
+
+def stack_scenes(scenes: list[Scene]) -> SceneBatch:
     images = torch.stack([s.image for s in scenes])  # (B, 1, Hp, Wp)
-    return Batch(images, masks=torch.stack([s.mask for s in scenes]), scenes=tuple(scenes))
+    return SceneBatch(images, torch.stack([s.mask for s in scenes]), tuple(scenes))
 
 
-def train_batch(
+def training_batch(
     task: str, step: int, batch_size: int, seed: int, image_size: int, augment: bool
-) -> Batch:
+) -> ImageBatch:
     """The batch of one training step: the same on resume."""
     if task != "classify":
-        return from_scenes(scene_batch("train", train_seeds(step, batch_size, seed), image_size))
+        return stack_scenes(make_scenes("train", train_seeds(step, batch_size, seed), image_size))
     images, labels = digits("train")
     generator = torch.Generator().manual_seed(1_000_003 * seed + step)
     chosen = torch.randint(len(labels), (batch_size,), generator=generator)
     x = images[chosen][:, None]  # (B, 1, 8, 8)
-    return Batch(shift_augment(x, generator) if augment else x, labels=labels[chosen])
+    return DigitBatch(shift_augment(x, generator) if augment else x, labels[chosen])
 
 
-def eval_batches(task: str, split: str, count: int, image_size: int, batch_size: int = 128):
-    """The fixed images of a split to score: every digit of it (classify), or its first `count`
-    scenes (detect, segment). Yields `Batch`es."""
-    if task == "classify":
-        images, labels = digits(split)
-        for i in range(0, len(labels), batch_size):
-            yield Batch(images[i : i + batch_size, None], labels=labels[i : i + batch_size])
-        return
+def digit_batches(split: str, batch_size: int = 128) -> Iterator[DigitBatch]:
+    """Every digit of a split, to score (classify)."""
+    images, labels = digits(split)
+    for i in range(0, len(labels), batch_size):
+        yield DigitBatch(images[i : i + batch_size, None], labels[i : i + batch_size])
+
+
+def scene_batches(
+    split: str, count: int, image_size: int, batch_size: int = 128
+) -> Iterator[SceneBatch]:
+    """The first `count` scenes of a split, always the same ones, to score (detect, segment)."""
     seeds = list(eval_seeds(count))
     for i in range(0, len(seeds), batch_size):
-        yield from_scenes(scene_batch(split, seeds[i : i + batch_size], image_size))
+        yield stack_scenes(make_scenes(split, seeds[i : i + batch_size], image_size))

@@ -10,7 +10,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from aiayn.config import ACTIVATIONS, check_keys, parse_value
+from aiayn.config import ACTIVATIONS, check_keys
 
 TASKS = ("classify", "detect", "segment")
 POSITIONS = ("learned", "sine")
@@ -109,27 +109,6 @@ class VisionTrainConfig:
         return cls(**values)
 
 
-def apply_vision_overrides(
-    model: VisionConfig, train: VisionTrainConfig, items: list[str]
-) -> tuple[VisionConfig, VisionTrainConfig]:
-    """`key=value` strings onto the two configs; each key must name a field of one of them."""
-    changes: tuple[dict[str, Any], dict[str, Any]] = ({}, {})
-    for item in items:
-        key, sep, text = item.partition("=")
-        if not sep:
-            raise ValueError(f"--set {item!r}: write key=value")
-        for config, changed in zip((model, train), changes, strict=True):
-            if key in config.__dataclass_fields__:
-                changed[key] = parse_value(text, getattr(config, key), key)
-                break
-        else:
-            raise ValueError(
-                f"--set {key}: unknown key; model keys: {', '.join(model.__dataclass_fields__)}; "
-                f"training keys: {', '.join(train.__dataclass_fields__)}"
-            )
-    return dataclasses.replace(model, **changes[0]), dataclasses.replace(train, **changes[1])
-
-
 # The digit models, sized for a CPU: ViT on 8x8 digits (2x2 patches: 16 words), DETR (post-norm,
 # ReLU, at most 8 objects) and SETR (4x4 patches) on 32x32 scenes.
 _CLASSIFY = VisionConfig(
@@ -156,9 +135,9 @@ _DETECT = dataclasses.replace(
     backbone_channels=16,
 )
 _SEGMENT = dataclasses.replace(_CLASSIFY, task="segment", image_size=32, patch_size=4)
-_TINY = dict(d_model=16, d_ff=32, n_heads=2, n_encoder_layers=1)
+_TINY: dict[str, Any] = dict(d_model=16, d_ff=32, n_heads=2, n_encoder_layers=1)
 
-PRESETS: dict[str, VisionConfig] = {
+VISION_PRESETS: dict[str, VisionConfig] = {
     "vit-b16": VisionConfig(),
     "classify": _CLASSIFY,
     "detect": _DETECT,
@@ -170,6 +149,6 @@ PRESETS: dict[str, VisionConfig] = {
 
 
 def vision_preset(name: str) -> VisionConfig:
-    if name not in PRESETS:
-        raise ValueError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
-    return PRESETS[name]
+    if name not in VISION_PRESETS:
+        raise ValueError(f"unknown preset {name!r}; choose one of {', '.join(VISION_PRESETS)}")
+    return VISION_PRESETS[name]

@@ -110,7 +110,7 @@ def _free_place(rng: np.random.Generator, size: int, side: int, taken: list) -> 
     return None
 
 
-def scene_batch(split: str, seeds: range | list[int], size: int = 32) -> list[Scene]:
+def make_scenes(split: str, seeds: range | list[int], size: int = 32) -> list[Scene]:
     return [make_scene(split, s, size) for s in seeds]
 
 

@@ -44,6 +44,8 @@ class DETR(nn.Module):
     """Backbone -> 1x1 projection to D -> encoder (2-D sine positions on queries and keys of
     every layer) -> decoder over Q object queries -> class and box heads at every layer."""
 
+    pos: Tensor  # (1, N, D) the feature map's 2-D sine positions, a buffer (not saved)
+
     def __init__(
         self,
         spec: LayerSpec,
@@ -94,6 +96,7 @@ class DETR(nn.Module):
         x = src.new_zeros(B, Q, src.shape[-1])  # (B, Q, D): the queries' content starts empty
         outputs = []
         for layer in self.decoder_layers:
+            assert isinstance(layer, DecoderLayer)  # for the type checker: a ModuleList's items
             cross_k, cross_v = layer.cross_attn.project_kv(memory)  # 2 x (B, H, S, Dh)
             cross_k = cross_k + layer.cross_attn.project_position(pos, "k")
             x = layer(x, cross_k, cross_v, None, is_causal=False, query_pos=query_pos).x

@@ -16,10 +16,10 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from torch import Tensor
 
-from aiayn.vision.metrics import ImageBoxes
+from aiayn.vision.metrics import ImageBoxes, ScoredBoxes
 
 # Background black, then one colour per digit 0-9.
-MASK_COLOURS = ListedColormap(["black", *plt.get_cmap("tab10").colors])
+MASK_COLOURS = ListedColormap(["black", *matplotlib.color_sequences["tab10"]])
 
 
 def _show(ax, image: Tensor, title: str = "") -> None:
@@ -49,7 +49,7 @@ def draw_boxes(ax, found: ImageBoxes, colour: str, threshold: float = 0.0) -> in
 
 def detections_figure(
     images: list[Tensor],
-    predictions: list[ImageBoxes],
+    predictions: list[ScoredBoxes],
     truths: list[ImageBoxes] | None = None,
     threshold: float = 0.5,
 ) -> Figure:
@@ -88,7 +88,7 @@ def segmentation_figure(
     return fig
 
 
-def attention_figure(images: Tensor, maps: Tensor, labels: list[str]) -> Figure:
+def class_token_attention_figure(images: Tensor, maps: Tensor, labels: list[str]) -> Figure:
     """Per image (rows): the digit, then the class token's attention over the patches at every
     layer (mean of heads). `maps` is (layers, B, G, G) from `ViT.class_token_attention`."""
     n_layers, B = maps.shape[:2]

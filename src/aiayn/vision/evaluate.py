@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from aiayn.vision.batches import eval_batches
+from aiayn.vision.batches import digit_batches, scene_batches
 from aiayn.vision.boxes import cxcywh_to_xyxy
 from aiayn.vision.config import VisionConfig
 from aiayn.vision.metrics import (
@@ -18,18 +18,18 @@ from aiayn.vision.metrics import (
 
 
 @torch.no_grad()
-def evaluate_split(model: nn.Module, cfg: VisionConfig, split: str, count: int = 500) -> dict:
+def evaluate_images(model: nn.Module, cfg: VisionConfig, split: str, count: int = 500) -> dict:
     """The task's metric on `split` (digits: all of them; scenes: the first `count`)."""
     was_training = model.training
     model.eval()
-    batches = eval_batches(cfg.task, split, count, cfg.image_size)
     try:
         if cfg.task == "classify":
-            right = total = 0
-            for b in batches:
-                right += accuracy(model(b.images), b.labels) * len(b.labels)
-                total += len(b.labels)
+            right, total = 0.0, 0
+            for d in digit_batches(split):
+                right += accuracy(model(d.images), d.labels) * len(d.labels)
+                total += len(d.labels)
             return {"accuracy": right / total, "images": total}
+        batches = scene_batches(split, count, cfg.image_size)
         if cfg.task == "segment":
             miou, n = MeanIoU(cfg.num_classes + 1), 0
             for b in batches:

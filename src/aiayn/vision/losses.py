@@ -1,5 +1,6 @@
-"""DETR's set loss: match, then cross-entropy (no-object down-weighted), L1 and GIoU on boxes,
-summed over every decoder layer (the auxiliary losses)."""
+"""DETR's set prediction loss, the paper's "Hungarian loss" (Carion et al., 2020, eq. 2): match,
+then cross-entropy (no-object down-weighted), L1 and GIoU on boxes, summed over every decoder
+layer (the auxiliary losses)."""
 
 from __future__ import annotations
 
@@ -15,15 +16,19 @@ from aiayn.vision.matcher import hungarian_match, match_cost
 
 
 @dataclass(frozen=True)
-class SetLossWeights:
+class HungarianLossWeights:
     no_object: float = 0.1  # cross-entropy weight of the "no object" class
     class_: float = 1.0
     l1: float = 5.0
     giou: float = 2.0
 
 
-def layer_set_loss(
-    logits: Tensor, boxes: Tensor, labels: list[Tensor], targets: list[Tensor], w: SetLossWeights
+def layer_hungarian_loss(
+    logits: Tensor,
+    boxes: Tensor,
+    labels: list[Tensor],
+    targets: list[Tensor],
+    w: HungarianLossWeights,
 ) -> Tensor:
     """The loss of one decoder layer's predictions.
 
@@ -52,13 +57,13 @@ def layer_set_loss(
     return w.class_ * ce + w.l1 * l1 + w.giou * giou_loss
 
 
-def set_loss(
-    out: Detections, labels: list[Tensor], targets: list[Tensor], w: SetLossWeights
+def hungarian_loss(
+    out: Detections, labels: list[Tensor], targets: list[Tensor], w: HungarianLossWeights
 ) -> Tensor:
-    """The sum of every decoder layer's set loss (the last layer's, plus the auxiliary ones)."""
+    """Every decoder layer's Hungarian loss, summed (the last layer's, plus the auxiliary ones)."""
     return sum(
         (
-            layer_set_loss(out.logits[j], out.boxes[j], labels, targets, w)
+            layer_hungarian_loss(out.logits[j], out.boxes[j], labels, targets, w)
             for j in range(out.logits.shape[0])
         ),
         start=torch.zeros((), device=out.logits.device),

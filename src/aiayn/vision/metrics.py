@@ -24,7 +24,14 @@ class ImageBoxes:
     scores: Tensor | None = None  # (M,)
 
 
-def mean_average_precision(predictions: list[ImageBoxes], truths: list[ImageBoxes]) -> dict:
+@dataclass(frozen=True)
+class ScoredBoxes(ImageBoxes):
+    """A model's boxes of one image: each has a score."""
+
+    scores: Tensor  # (M,)
+
+
+def mean_average_precision(predictions: list[ScoredBoxes], truths: list[ImageBoxes]) -> dict:
     """COCO's detection metric, computed by pycocotools' own COCOeval.
 
     Returns:
@@ -104,11 +111,11 @@ class MeanIoU:
 
 
 @torch.no_grad()
-def detections_to_boxes(logits: Tensor, boxes: Tensor, image_size: int) -> list[ImageBoxes]:
+def detections_to_boxes(logits: Tensor, boxes: Tensor, image_size: int) -> list[ScoredBoxes]:
     """The last decoder layer's (B, Q, classes + 1) logits and (B, Q, 4) boxes as scored boxes
     in pixels: every query, labelled with its best real class."""
     from aiayn.vision.boxes import cxcywh_to_xyxy
 
     scores, labels = logits.softmax(-1)[..., :-1].max(-1)  # (B, Q) each
     pixels = cxcywh_to_xyxy(boxes) * image_size  # (B, Q, 4)
-    return [ImageBoxes(pixels[i], labels[i], scores[i]) for i in range(len(pixels))]
+    return [ScoredBoxes(pixels[i], labels[i], scores[i]) for i in range(len(pixels))]

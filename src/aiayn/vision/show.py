@@ -10,9 +10,10 @@ from torch import Tensor, nn
 from aiayn.plot import save
 from aiayn.vision.boxes import cxcywh_to_xyxy
 from aiayn.vision.config import VisionConfig
-from aiayn.vision.data import digits, eval_seeds, scene_batch
-from aiayn.vision.draw import attention_figure, detections_figure, segmentation_figure
+from aiayn.vision.data import digits, eval_seeds, make_scenes
+from aiayn.vision.draw import class_token_attention_figure, detections_figure, segmentation_figure
 from aiayn.vision.metrics import ImageBoxes, detections_to_boxes
+from aiayn.vision.vit import ViT
 
 
 @torch.no_grad()
@@ -22,14 +23,17 @@ def draw_examples(
     """The first `count` images of a split with the model's predictions (and the truth)."""
     model.eval()
     if cfg.task == "classify":
+        assert isinstance(model, ViT)  # for the type checker: build_model's classifier
         images, labels = digits(split)
         images = images[:count, None]  # (B, 1, 8, 8)
         guesses = model(images).argmax(-1).tolist()
         names = [
             f"true {t}, said {g}" for t, g in zip(labels[:count].tolist(), guesses, strict=True)
         ]
-        return save(attention_figure(images, model.class_token_attention(images), names), path)
-    scenes = scene_batch(split, list(eval_seeds(count)), cfg.image_size)
+        return save(
+            class_token_attention_figure(images, model.class_token_attention(images), names), path
+        )
+    scenes = make_scenes(split, list(eval_seeds(count)), cfg.image_size)
     images = torch.stack([s.image for s in scenes])  # (B, 1, Hp, Wp)
     if cfg.task == "segment":
         predicted = list(model(images).argmax(1))  # B x (Hp, Wp)

@@ -16,14 +16,14 @@ from aiayn import layout
 from aiayn.files import atomic_directory
 from aiayn.train import checkpoint as ckpt
 from aiayn.train.metrics import MetricsLog
-from aiayn.vision.batches import Batch, train_batch
+from aiayn.vision.batches import DigitBatch, ImageBatch, training_batch
 from aiayn.vision.build import build_model, load_model, save_model
 from aiayn.vision.config import VisionConfig, VisionTrainConfig
-from aiayn.vision.evaluate import evaluate_split
-from aiayn.vision.losses import SetLossWeights, set_loss
+from aiayn.vision.evaluate import evaluate_images
+from aiayn.vision.losses import HungarianLossWeights, hungarian_loss
 
 
-def learning_rate(step: int, cfg: VisionTrainConfig) -> float:
+def warmup_cosine_lr(step: int, cfg: VisionTrainConfig) -> float:
     """Linear warmup to `lr`, then a cosine down to 0 at `max_steps` (step counts from 1)."""
     if step <= cfg.warmup:
         return cfg.lr * step / max(cfg.warmup, 1)
@@ -32,16 +32,20 @@ def learning_rate(step: int, cfg: VisionTrainConfig) -> float:
 
 
 def task_loss(
-    model: torch.nn.Module, batch: Batch, task: str, cfg: VisionTrainConfig
+    model: torch.nn.Module, batch: ImageBatch, task: str, cfg: VisionTrainConfig
 ) -> torch.Tensor:
-    """Cross-entropy of the digit (classify) or of every pixel (segment); DETR's set loss."""
+    """Cross-entropy of the digit (classify) or of every pixel (segment); DETR's Hungarian loss."""
     out = model(batch.images)
-    if task == "classify":
+    if isinstance(batch, DigitBatch):  # classify
         return F.cross_entropy(out, batch.labels)
     if task == "segment":
         return F.cross_entropy(out, batch.masks)
-    weights = SetLossWeights(cfg.no_object_weight, cfg.class_weight, cfg.l1_weight, cfg.giou_weight)
-    return set_loss(out, [s.labels for s in batch.scenes], [s.boxes for s in batch.scenes], weights)
+    weights = HungarianLossWeights(
+        cfg.no_object_weight, cfg.class_weight, cfg.l1_weight, cfg.giou_weight
+    )
+    return hungarian_loss(
+        out, [s.labels for s in batch.scenes], [s.boxes for s in batch.scenes], weights
+    )
 
 
 def write_run(root: Path, model: VisionConfig, train: VisionTrainConfig) -> None:
@@ -58,13 +62,17 @@ def read_run(root: Path) -> tuple[VisionConfig, VisionTrainConfig]:
 
 class VisionTrainer:
     def __init__(
-        self, cfg: VisionConfig, train: VisionTrainConfig, run: Path, progress: bool = True
+        self,
+        model_cfg: VisionConfig,
+        train_cfg: VisionTrainConfig,
+        run: Path,
+        progress: bool = True,
     ) -> None:
-        self.cfg, self.train_cfg, self.run = cfg, train, Path(run)
-        torch.manual_seed(train.seed)
-        self.model = build_model(cfg)
+        self.model_cfg, self.train_cfg, self.run = model_cfg, train_cfg, Path(run)
+        torch.manual_seed(train_cfg.seed)
+        self.model = build_model(model_cfg)
         self.optimizer = torch.optim.AdamW(
-            self.model.parameters(), lr=train.lr, weight_decay=train.weight_decay
+            self.model.parameters(), lr=train_cfg.lr, weight_decay=train_cfg.weight_decay
         )
         self.step = 0
         self.progress = progress
@@ -83,14 +91,14 @@ class VisionTrainer:
         """RUN/checkpoints/step_N/, written in a temporary directory and renamed into place."""
         target = layout.step_dir(self.run, self.step)
         with atomic_directory(target) as tmp:
-            save_model(self.model, self.cfg, tmp)
+            save_model(self.model, self.model_cfg, tmp)
             state = {"step": self.step, "rng": torch.get_rng_state().tolist()}
             ckpt.write_training_files(tmp, state, self.optimizer)
         ckpt.clean_up(self.run, self.train_cfg.keep_last)
         return target
 
     def validate(self) -> dict:
-        scores = evaluate_split(self.model, self.cfg, "valid", self.train_cfg.valid_size)
+        scores = evaluate_images(self.model, self.model_cfg, "valid", self.train_cfg.valid_size)
         self.log.write("valid", self.step, **scores)
         return scores
 
@@ -103,7 +111,7 @@ class VisionTrainer:
             initial=self.step,
             disable=not self.progress,
             file=sys.stderr,
-            desc=f"train {self.cfg.task}",
+            desc=f"train {self.model_cfg.task}",
         )
         while self.step < cfg.max_steps:
             self.step += 1
@@ -111,7 +119,7 @@ class VisionTrainer:
             bar.update(1)
             if self.step % cfg.log_every == 0:
                 bar.set_postfix(loss=f"{loss:.3f}")
-                self.log.write("train", self.step, loss=loss, lr=learning_rate(self.step, cfg))
+                self.log.write("train", self.step, loss=loss, lr=warmup_cosine_lr(self.step, cfg))
             if cfg.eval_every and self.step % cfg.eval_every == 0 and self.step < cfg.max_steps:
                 self.validate()
             if self.step % cfg.save_every == 0:
@@ -133,11 +141,16 @@ class VisionTrainer:
     def train_step(self) -> float:
         cfg = self.train_cfg
         for group in self.optimizer.param_groups:
-            group["lr"] = learning_rate(self.step, cfg)
-        batch = train_batch(
-            self.cfg.task, self.step, cfg.batch_size, cfg.seed, self.cfg.image_size, cfg.augment
+            group["lr"] = warmup_cosine_lr(self.step, cfg)
+        batch = training_batch(
+            self.model_cfg.task,
+            self.step,
+            cfg.batch_size,
+            cfg.seed,
+            self.model_cfg.image_size,
+            cfg.augment,
         )
-        loss = task_loss(self.model, batch, self.cfg.task, cfg)
+        loss = task_loss(self.model, batch, self.model_cfg.task, cfg)
         if not torch.isfinite(loss):
             raise FloatingPointError(f"step {self.step}: the loss is {loss.item()}")
         self.optimizer.zero_grad(set_to_none=True)

@@ -25,7 +25,7 @@ class PatchEmbedding(nn.Module):
 
 
 @dataclass(frozen=True)
-class Encoded:
+class EncodedImages:
     tokens: Tensor  # (B, 1 + N, D) with a class token, else (B, N, D); after the final norm
     attention: tuple[Tensor, ...] = ()  # per layer (B, H, tokens, tokens), when asked
 
@@ -60,7 +60,7 @@ class ViTEncoder(nn.Module):
         norm = spec.norm_first  # post-norm layers already end with a LayerNorm
         self.norm = nn.LayerNorm(spec.d_model, eps=spec.norm_eps) if norm else nn.Identity()
 
-    def forward(self, images: Tensor, need_weights: bool = False) -> Encoded:
+    def forward(self, images: Tensor, need_weights: bool = False) -> EncodedImages:
         """(B, C, Hp, Wp) images -> (B, [1 +] N, D) tokens, and attention weights if asked."""
         x = self.patch_embed(images)  # (B, N, D)
         if self.class_token is not None:
@@ -70,7 +70,7 @@ class ViTEncoder(nn.Module):
         for layer in self.layers:
             x, w = layer(x, None, need_weights=need_weights)
             weights.append(w)
-        return Encoded(self.norm(x), tuple(weights) if need_weights else ())
+        return EncodedImages(self.norm(x), tuple(weights) if need_weights else ())
 
 
 class ViT(nn.Module):
