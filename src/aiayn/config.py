@@ -6,14 +6,37 @@ import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 ACTIVATIONS = ("relu", "gelu", "swish")
 POSITIONAL_LAYOUTS = ("interleaved", "concatenated")
 
+ConfigT = TypeVar("ConfigT", bound="FrozenConfig")
+
+
+class FrozenConfig:
+    """What every config shares (text and vision alike): to and from a JSON-ready dict, and a
+    changed copy; an unknown key is an error that lists the valid ones."""
+
+    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls: type[ConfigT], values: dict[str, Any], source: str = "config") -> ConfigT:
+        """Build from a mapping, rejecting unknown keys with the list of valid ones."""
+        check_keys(cls, values, source)
+        return cls(**values)
+
+    def replace(self: ConfigT, **changes: Any) -> ConfigT:
+        """A copy with some fields changed; unknown names are an error that lists the valid ones."""
+        check_keys(type(self), changes, "override")
+        return dataclasses.replace(self, **changes)
+
 
 @dataclass(frozen=True)
-class ModelConfig:
+class ModelConfig(FrozenConfig):
     """The encoder-decoder Transformer's shape. Defaults are the paper's base model (Table 3)."""
 
     vocab_size: int = 37000  # joint source/target BPE vocabulary (paper: ~37k for EN-DE)
@@ -65,20 +88,6 @@ class ModelConfig:
         """d_k = d_v, the size of one attention head."""
         return self.d_model // self.n_heads
 
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, values: dict[str, Any], source: str = "config") -> ModelConfig:
-        """Build from a mapping, rejecting unknown keys with the list of valid ones."""
-        check_keys(cls, values, source)
-        return cls(**values)
-
-    def replace(self, **changes: Any) -> ModelConfig:
-        """A copy with some fields changed; unknown names are an error that lists the valid ones."""
-        check_keys(type(self), changes, "override")
-        return dataclasses.replace(self, **changes)
-
     def save_json(self, path: Path) -> None:
         path.write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
 
@@ -111,7 +120,7 @@ PRECISIONS = ("fp32", "bf16", "fp16")
 
 
 @dataclass(frozen=True)
-class TrainConfig:
+class TrainConfig(FrozenConfig):
     """The training recipe. Defaults are the paper's (section 5) where it gives one."""
 
     max_tokens: int = 4096  # token budget of one batch, per process, padding included
@@ -157,10 +166,6 @@ class TrainConfig:
         if problems:
             raise ValueError("Invalid TrainConfig: " + "; ".join(problems))
 
-    def replace(self, **changes: Any) -> TrainConfig:
-        check_keys(type(self), changes, "override")
-        return dataclasses.replace(self, **changes)
-
 
 # Named training recipes. `paper`: section 5 as written, for 100k steps on GPUs. `short`: a run
 # of minutes to an hour on a CPU - bf16, a short warmup and a gentler peak than 4,000 warmup
@@ -189,7 +194,7 @@ DECODE_PRECISIONS = ("fp32", "bf16", "int8")  # int8: dynamic int8 linear layers
 
 
 @dataclass(frozen=True)
-class DecodeConfig:
+class DecodeConfig(FrozenConfig):
     """How a trained model translates: the search, its limits, and how input is batched.
     (How the model is opened - engine, device, precision - is an `EngineConfig`.)
 
@@ -235,16 +240,12 @@ class DecodeConfig:
                 f"({self.max_input_tokens}) must be at least 1"
             )
 
-    def replace(self, **changes: Any) -> DecodeConfig:
-        check_keys(type(self), changes, "override")
-        return dataclasses.replace(self, **changes)
-
 
 ENGINES = ("aiayn", "ctranslate2", "onnx")  # our model; exported for CTranslate2 or ONNX Runtime
 
 
 @dataclass(frozen=True)
-class EngineConfig:
+class EngineConfig(FrozenConfig):
     """How a translator is opened (`aiayn.open_translator`): fixed for its lifetime, where a
     `DecodeConfig` may change from call to call. `aiayn translate`, `evaluate` and `serve`
     take their defaults from here."""
@@ -272,10 +273,6 @@ class EngineConfig:
                 f"threads must be 0 (the engine's default) or more, not {self.threads}"
             )
 
-    def replace(self, **changes: Any) -> EngineConfig:
-        check_keys(type(self), changes, "override")
-        return dataclasses.replace(self, **changes)
-
 
 def recipe(name: str) -> TrainConfig:
     """A named training recipe."""
@@ -284,14 +281,8 @@ def recipe(name: str) -> TrainConfig:
     return RECIPES[name]
 
 
-class DataclassConfig(Protocol):
-    """Any dataclass instance: what `apply_overrides` needs of a config."""
-
-    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
-
-
-ModelConfigT = TypeVar("ModelConfigT", bound=DataclassConfig)  # ModelConfig, VisionConfig
-TrainConfigT = TypeVar("TrainConfigT", bound=DataclassConfig)  # TrainConfig, VisionTrainConfig
+ModelConfigT = TypeVar("ModelConfigT", bound=FrozenConfig)  # ModelConfig, VisionConfig
+TrainConfigT = TypeVar("TrainConfigT", bound=FrozenConfig)  # TrainConfig, VisionTrainConfig
 
 
 def apply_overrides(

@@ -10,14 +10,14 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from aiayn.config import ACTIVATIONS, check_keys
+from aiayn.config import ACTIVATIONS, FrozenConfig
 
 TASKS = ("classify", "detect", "segment")
 POSITIONS = ("learned", "sine")
 
 
 @dataclass(frozen=True)
-class VisionConfig:
+class VisionConfig(FrozenConfig):
     """The model of one task: ViT (classify), DETR (detect) or SETR (segment)."""
 
     task: str = "classify"  # classify (ViT) | detect (DETR) | segment (SETR)
@@ -66,17 +66,9 @@ class VisionConfig:
         step = self.backbone_stride if self.task == "detect" else self.patch_size
         return self.image_size // step
 
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, values: dict[str, Any], source: str = "config") -> VisionConfig:
-        check_keys(cls, values, source)
-        return cls(**values)
-
 
 @dataclass(frozen=True)
-class VisionTrainConfig:
+class VisionTrainConfig(FrozenConfig):
     """The training recipe: AdamW with linear warmup and cosine decay (ViT's and DETR's choice)."""
 
     batch_size: int = 64  # images per step
@@ -102,11 +94,6 @@ class VisionTrainConfig:
         for name in ("batch_size", "max_steps", "keep_last", "log_every", "valid_size"):
             if getattr(self, name) < 1:
                 raise ValueError(f"Invalid VisionTrainConfig: {name} must be at least 1")
-
-    @classmethod
-    def from_dict(cls, values: dict[str, Any], source: str = "config") -> VisionTrainConfig:
-        check_keys(cls, values, source)
-        return cls(**values)
 
 
 # The digit models, sized for a CPU: ViT on 8x8 digits (2x2 patches: 16 words), DETR (post-norm,
