@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from aiayn.model.layers import DecoderLayer, EncoderLayer
-from aiayn.vision.build import build_model, layer_spec
+from aiayn.vision.build import build_vision_model, layer_spec
 from aiayn.vision.config import VISION_PRESETS
 from aiayn.vision.positional import sine_positions_2d
 from tests.vision.conftest import copy_attention, copy_ffn
@@ -66,7 +66,7 @@ def copy_detr(ours, encoder, decoder) -> None:
 def test_detr_transformer_matches_hugging_face():
     torch.manual_seed(0)
     cfg = dataclasses.replace(VISION_PRESETS["tiny-detect"], n_encoder_layers=2)
-    ours = build_model(cfg).eval()
+    ours = build_vision_model(cfg).eval()
     encoder, decoder = reference_parts(cfg)
     copy_detr(ours, encoder, decoder)
     B, S, D = 2, cfg.grid**2, cfg.d_model
@@ -112,7 +112,7 @@ def test_zero_positions_change_nothing_in_our_layers():
 def test_detr_predicts_a_box_and_class_per_query_at_every_layer():
     torch.manual_seed(0)
     cfg = VISION_PRESETS["tiny-detect"]
-    out = build_model(cfg).eval()(torch.rand(3, 1, cfg.image_size, cfg.image_size))
+    out = build_vision_model(cfg).eval()(torch.rand(3, 1, cfg.image_size, cfg.image_size))
     assert out.logits.shape == (cfg.n_decoder_layers, 3, cfg.n_queries, cfg.num_classes + 1)
     assert out.boxes.shape == (cfg.n_decoder_layers, 3, cfg.n_queries, 4)
     assert ((out.boxes > 0) & (out.boxes < 1)).all()

@@ -19,9 +19,9 @@ from aiayn.vision import (
     VisionConfig,
     VisionTrainConfig,
     ViT,
-    build_model,
-    load_model,
-    save_model,
+    build_vision_model,
+    load_vision_model,
+    save_vision_model,
     vision_preset,
 )
 from aiayn.vision.detr import Detections
@@ -46,14 +46,14 @@ def test_each_task_builds_runs_and_round_trips(tmp_path, preset, kind, shapes):
     torch.manual_seed(0)
     cfg = vision_preset(preset)
     assert cfg is VISION_PRESETS[preset] and isinstance(cfg, VisionConfig)
-    model = build_model(cfg).eval()
+    model = build_vision_model(cfg).eval()
     assert isinstance(model, kind)
     images = torch.rand(2, cfg.in_channels, cfg.image_size, cfg.image_size)  # (B, C, Hp, Wp)
     before = outputs(model, images)
     assert [tuple(t.shape) for t in before] == shapes
 
-    save_model(model, cfg, tmp_path / "model")
-    loaded, loaded_cfg = load_model(tmp_path / "model")
+    save_vision_model(model, cfg, tmp_path / "model")
+    loaded, loaded_cfg = load_vision_model(tmp_path / "model")
     assert loaded_cfg == cfg and not loaded.training
     for old, new in zip(before, outputs(loaded, images), strict=True):
         assert torch.equal(old, new)

@@ -14,7 +14,7 @@ import dataclasses
 import pytest
 import torch
 
-from aiayn.vision.build import build_model
+from aiayn.vision.build import build_vision_model
 from aiayn.vision.config import VISION_PRESETS
 from tests.vision.conftest import copy_attention, copy_ffn
 
@@ -62,7 +62,7 @@ def test_vit_logits_match_hugging_face(channels):
     cfg = dataclasses.replace(
         VISION_PRESETS["tiny-classify"], in_channels=channels, n_encoder_layers=2
     )
-    ours = build_model(cfg).eval()
+    ours = build_vision_model(cfg).eval()
     ref = reference_vit(cfg)
     copy_vit(ours, ref)
     images = torch.rand(3, channels, cfg.image_size, cfg.image_size)
@@ -75,7 +75,7 @@ def test_vit_logits_match_hugging_face(channels):
 def test_class_token_attention_is_a_share_of_the_patches():
     torch.manual_seed(0)
     cfg = VISION_PRESETS["tiny-classify"]
-    model = build_model(cfg).eval()
+    model = build_vision_model(cfg).eval()
     with torch.no_grad():
         maps = model.class_token_attention(torch.rand(2, 1, 8, 8))
     assert maps.shape == (cfg.n_encoder_layers, 2, 4, 4)  # (layers, B, G, G)
@@ -85,7 +85,7 @@ def test_class_token_attention_is_a_share_of_the_patches():
 
 def test_sine_positions_build_and_differ_by_patch():
     cfg = dataclasses.replace(VISION_PRESETS["tiny-classify"], positions="sine")
-    model = build_model(cfg)
+    model = build_vision_model(cfg)
     pos = model.encoder.pos_embed[0]  # (1 + N, D)
     assert torch.equal(pos[0], torch.zeros_like(pos[0]))  # the class token has no position
     assert len({tuple(p.tolist()) for p in pos[1:]}) == pos.shape[0] - 1

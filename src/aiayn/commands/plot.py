@@ -116,10 +116,10 @@ def plot_attention(args: argparse.Namespace) -> list[Path]:
 
 def plot_vit_attention(args: argparse.Namespace) -> Path:
     from aiayn.layout import model_dir
-    from aiayn.vision.build import load_model
+    from aiayn.vision.build import load_vision_model
     from aiayn.vision.show import draw_examples
 
-    model, cfg = load_model(model_dir(args.model))
+    model, cfg = load_vision_model(model_dir(args.model))
     if cfg.task != "classify":
         raise ValueError(f"{args.model}: a {cfg.task} model; vit-attention needs a classify one")
     return draw_examples(model, cfg, "test", args.out, args.count)

@@ -102,12 +102,12 @@ def run_train(args: argparse.Namespace) -> int:
 
 def run_evaluate(args: argparse.Namespace) -> int:
     from aiayn.layout import model_dir
-    from aiayn.vision.build import load_model
+    from aiayn.vision.build import load_vision_model
     from aiayn.vision.evaluate import evaluate_images
 
     _threads(args)
     path = model_dir(args.model)
-    model, cfg = load_model(path)
+    model, cfg = load_vision_model(path)
     scores = evaluate_images(model, cfg, args.split, args.count)
     print(json.dumps({"model": str(path), "task": cfg.task, "split": args.split, **scores}))
     if args.picture:
@@ -119,12 +119,12 @@ def run_evaluate(args: argparse.Namespace) -> int:
 
 def run_predict(args: argparse.Namespace) -> int:
     from aiayn.layout import model_dir
-    from aiayn.vision.build import load_model
+    from aiayn.vision.build import load_vision_model
     from aiayn.vision.images import read_image
     from aiayn.vision.show import predict_image
 
     _threads(args)
-    model, cfg = load_model(model_dir(args.model))
+    model, cfg = load_vision_model(model_dir(args.model))
     image = read_image(args.image, cfg.image_size)
     out = args.out or args.image.with_name(f"{args.image.stem}-pred.png")
     print(json.dumps(predict_image(model, cfg, image, out, args.threshold)))

@@ -2,12 +2,12 @@
 
 The front door:
 
-    from aiayn.vision import build_model, load_model, save_model, vision_preset
+    from aiayn.vision import build_vision_model, load_vision_model, save_vision_model, vision_preset
 
     cfg = vision_preset("tiny-detect")  # or VisionConfig(task="detect", ...); see VISION_PRESETS
-    model = build_model(cfg)  # ViT (classify), DETR (detect) or SETR (segment), fresh weights
-    save_model(model, cfg, directory)
-    model, cfg = load_model(directory)
+    model = build_vision_model(cfg)  # ViT, DETR or SETR by task; fresh weights
+    save_vision_model(model, cfg, directory)
+    model, cfg = load_vision_model(directory)
 
 Shape notation, beside the text model's (B batch, S source length, D d_model, H heads, Dh head
 size): C channels or classes, Hp/Wp image height/width in pixels, G tokens per side of the
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from aiayn.vision.config import VISION_PRESETS, VisionConfig, VisionTrainConfig, vision_preset
 
 if TYPE_CHECKING:
-    from aiayn.vision.build import build_model, load_model, save_model
+    from aiayn.vision.build import build_vision_model, load_vision_model, save_vision_model
     from aiayn.vision.detr import DETR
     from aiayn.vision.setr import SETR
     from aiayn.vision.vit import ViT
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 # The models need torch, so they are imported on first use: the command line reads the presets
 # above when it starts, and `aiayn --help` or `aiayn prepare` should not wait for torch.
 _NEED_TORCH = {
-    "aiayn.vision.build": ("build_model", "load_model", "save_model"),
+    "aiayn.vision.build": ("build_vision_model", "load_vision_model", "save_vision_model"),
     "aiayn.vision.detr": ("DETR",),
     "aiayn.vision.setr": ("SETR",),
     "aiayn.vision.vit": ("ViT",),
@@ -51,8 +51,8 @@ __all__ = [
     "ViT",
     "VisionConfig",
     "VisionTrainConfig",
-    "build_model",
-    "load_model",
-    "save_model",
+    "build_vision_model",
+    "load_vision_model",
+    "save_vision_model",
     "vision_preset",
 ]

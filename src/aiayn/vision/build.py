@@ -30,7 +30,7 @@ def layer_spec(cfg: VisionConfig) -> LayerSpec:
     )
 
 
-def build_model(cfg: VisionConfig) -> nn.Module:
+def build_vision_model(cfg: VisionConfig) -> nn.Module:
     """ViT for `classify`, DETR for `detect`, SETR for `segment`, with fresh weights."""
     spec = layer_spec(cfg)
     if cfg.task == "detect":
@@ -59,7 +59,7 @@ def build_model(cfg: VisionConfig) -> nn.Module:
     return SETR(encoder, cfg.num_classes + 1, cfg.patch_size)  # + background
 
 
-def save_model(model: nn.Module, cfg: VisionConfig, directory: Path) -> None:
+def save_vision_model(model: nn.Module, cfg: VisionConfig, directory: Path) -> None:
     """config.json and model.safetensors (buffers such as batch-norm statistics included)."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
@@ -69,8 +69,8 @@ def save_model(model: nn.Module, cfg: VisionConfig, directory: Path) -> None:
     atomic_write(directory / WEIGHTS_FILE, lambda tmp: save_file(state, str(tmp)))
 
 
-def load_model(directory: Path) -> tuple[nn.Module, VisionConfig]:
-    """A model saved by `save_model`, in eval mode."""
+def load_vision_model(directory: Path) -> tuple[nn.Module, VisionConfig]:
+    """A model saved by `save_vision_model`, in eval mode."""
     path = Path(directory) / CONFIG_FILE
     if not path.is_file():
         raise FileNotFoundError(f"{path}: missing; point to a vision run, checkpoint or model")
@@ -79,6 +79,6 @@ def load_model(directory: Path) -> tuple[nn.Module, VisionConfig]:
     except json.JSONDecodeError as err:
         raise ValueError(f"{path}, line {err.lineno}: not valid JSON ({err.msg})") from None
     cfg = VisionConfig.from_dict(values, str(path))
-    model = build_model(cfg)
+    model = build_vision_model(cfg)
     model.load_state_dict(load_file(str(Path(directory) / WEIGHTS_FILE)))
     return model.eval(), cfg

@@ -23,7 +23,7 @@ def draw_examples(
     """The first `count` images of a split with the model's predictions (and the truth)."""
     model.eval()
     if cfg.task == "classify":
-        assert isinstance(model, ViT)  # for the type checker: build_model's classifier
+        assert isinstance(model, ViT)  # for the type checker: build_vision_model's classifier
         images, labels = digits(split)
         images = images[:count, None]  # (B, 1, 8, 8)
         guesses = model(images).argmax(-1).tolist()

@@ -17,7 +17,7 @@ from aiayn.files import atomic_directory
 from aiayn.train import checkpoint as ckpt
 from aiayn.train.metrics import MetricsLog
 from aiayn.vision.batches import DigitBatch, ImageBatch, training_batch
-from aiayn.vision.build import build_model, load_model, save_model
+from aiayn.vision.build import build_vision_model, load_vision_model, save_vision_model
 from aiayn.vision.config import VisionConfig, VisionTrainConfig
 from aiayn.vision.evaluate import evaluate_images
 from aiayn.vision.losses import HungarianLossWeights, hungarian_loss
@@ -70,7 +70,7 @@ class VisionTrainer:
     ) -> None:
         self.model_cfg, self.train_cfg, self.run = model_cfg, train_cfg, Path(run)
         torch.manual_seed(train_cfg.seed)
-        self.model = build_model(model_cfg)
+        self.model = build_vision_model(model_cfg)
         self.optimizer = torch.optim.AdamW(
             self.model.parameters(), lr=train_cfg.lr, weight_decay=train_cfg.weight_decay
         )
@@ -80,7 +80,7 @@ class VisionTrainer:
 
     def resume(self, checkpoint: Path) -> None:
         """Continue exactly: weights, optimizer moments, step and the random state of dropout."""
-        model, _ = load_model(checkpoint)
+        model, _ = load_vision_model(checkpoint)
         self.model.load_state_dict(model.state_dict())
         self.optimizer.load_state_dict(ckpt.read_optimizer(checkpoint))
         state = ckpt.read_state(checkpoint)
@@ -91,7 +91,7 @@ class VisionTrainer:
         """RUN/checkpoints/step_N/, written in a temporary directory and renamed into place."""
         target = layout.step_dir(self.run, self.step)
         with atomic_directory(target) as tmp:
-            save_model(self.model, self.model_cfg, tmp)
+            save_vision_model(self.model, self.model_cfg, tmp)
             state = {"step": self.step, "rng": torch.get_rng_state().tolist()}
             ckpt.write_training_files(tmp, state, self.optimizer)
         ckpt.clean_up(self.run, self.train_cfg.keep_last)
