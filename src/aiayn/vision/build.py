@@ -8,7 +8,7 @@ from pathlib import Path
 from safetensors.torch import load_file, save_file
 from torch import nn
 
-from aiayn.files import atomic_write
+from aiayn.files import atomic_write, read_json
 from aiayn.layout import CONFIG_FILE, WEIGHTS_FILE
 from aiayn.model.layers import LayerSpec
 from aiayn.vision.config import VisionConfig
@@ -72,12 +72,7 @@ def save_vision_model(model: nn.Module, cfg: VisionConfig, directory: Path) -> N
 def load_vision_model(directory: Path) -> tuple[nn.Module, VisionConfig]:
     """A model saved by `save_vision_model`, in eval mode."""
     path = Path(directory) / CONFIG_FILE
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: missing; point to a vision run, checkpoint or model")
-    try:
-        values = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{path}, line {err.lineno}: not valid JSON ({err.msg})") from None
+    values = read_json(path, "point to a vision run, checkpoint or model")
     cfg = VisionConfig.from_dict(values, str(path))
     model = build_vision_model(cfg)
     model.load_state_dict(load_file(str(Path(directory) / WEIGHTS_FILE)))
