@@ -307,7 +307,7 @@ def apply_overrides(
                 f"--set {key}: unknown key; model keys: {', '.join(model_fields)}; "
                 f"training keys: {', '.join(train_fields)}"
             )
-    return dataclasses.replace(model, **model_changes), dataclasses.replace(train, **train_changes)
+    return model.replace(**model_changes), train.replace(**train_changes)
 
 
 def parse_value(text: str, current: Any, key: str) -> Any:

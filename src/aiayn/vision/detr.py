@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from aiayn.model.layers import DecoderLayer, EncoderLayer, LayerSpec
+from aiayn.model.layers import DecoderLayer, EncoderLayer, LayerSpec, layers_of
 from aiayn.vision.backbone import ResNetBackbone
 from aiayn.vision.positional import sine_positions_2d
 
@@ -95,8 +95,7 @@ class DETR(nn.Module):
         B, Q = src.shape[0], query_pos.shape[1]
         x = src.new_zeros(B, Q, src.shape[-1])  # (B, Q, D): the queries' content starts empty
         outputs = []
-        for layer in self.decoder_layers:
-            assert isinstance(layer, DecoderLayer)  # for the type checker: a ModuleList's items
+        for layer in layers_of(self.decoder_layers, DecoderLayer):
             cross_k, cross_v = layer.cross_attn.project_kv(memory)  # 2 x (B, H, S, Dh)
             cross_k = cross_k + layer.cross_attn.project_position(pos, "k")
             x = layer(x, cross_k, cross_v, None, is_causal=False, query_pos=query_pos).x
