@@ -350,6 +350,39 @@ def compile_without_a_compiler(f: Fixtures, tmp: Path) -> Outcome:
         )
 
 
+def damaged_search_file(text: str) -> Callable[[Fixtures, Path], Outcome]:
+    """`translate` on a run whose stored length setting (best/search.json) was damaged."""
+
+    def case(f: Fixtures, tmp: Path) -> Outcome:
+        run = copy(f.run, tmp / "run")
+        (layout.best_dir(run) / layout.SEARCH_FILE).write_text(text)
+        (tmp / "in.txt").write_text("The dog sees a cat.\n")
+        return aiayn(["translate", "--model", str(run), "--input", str(tmp / "in.txt")])
+
+    return case
+
+
+def translate_with(*flags: str) -> Callable[[Fixtures, Path], Outcome]:
+    def case(f: Fixtures, tmp: Path) -> Outcome:
+        (tmp / "in.txt").write_text("The dog sees a cat.\n")
+        return aiayn(["translate", "--model", str(f.run), "--input", str(tmp / "in.txt"), *flags])
+
+    return case
+
+
+def tune_a_lone_model(f: Fixtures, tmp: Path) -> Outcome:
+    """`aiayn tune` on a model directory outside any run, without --data."""
+    model = copy(layout.best_dir(f.run), tmp / "model")
+    return aiayn(["tune", str(model)])
+
+
+def tune_with_negative_alphas(f: Fixtures, tmp: Path) -> Outcome:
+    run = copy(f.run, tmp / "run")
+    before = digest(run)
+    out = aiayn(["tune", str(run), "--alphas", "0.6", "-1"])
+    return Outcome(out.code, out.message, digest(run) == before, out.traceback)
+
+
 @dataclass(frozen=True)
 class Case:
     name: str
@@ -359,6 +392,38 @@ class Case:
 
 
 CASES = [
+    Case(
+        "search.json not JSON",
+        damaged_search_file('{"setting": {"alpha": 1.2,'),
+        2,
+        ("search.json, line", "not valid JSON", "aiayn tune"),
+    ),
+    Case(
+        'search.json with alpha "high"',
+        damaged_search_file(
+            '{"setting": {"alpha": "high", "length_penalty": "gnmt", "stop": "bound"}}'
+        ),
+        2,
+        ("search.json", "not a length setting", "alpha from 0 to 10", "delete it"),
+    ),
+    Case(
+        "translate --no-repeat-ngram -1",
+        translate_with("--no-repeat-ngram", "-1"),
+        2,
+        ("no_repeat_ngram", "-1", "0 (off)"),
+    ),
+    Case(
+        "tune a model directory outside a run, no --data",
+        tune_a_lone_model,
+        2,
+        ("model", "not inside a run directory", "--data DIR"),
+    ),
+    Case(
+        "tune --alphas 0.6 -1",
+        tune_with_negative_alphas,
+        2,
+        ("--alphas", "from 0 to 10"),
+    ),
     Case(
         "average RUN --out RUN",
         average_into_the_run,

@@ -44,3 +44,16 @@ def test_validation_and_aiayn_evaluate_score_alike(tiny_run, tiny_data, capsys):
     chrf = float(re.search(r"^chrF (\S+)", printed, re.M).group(1))
     assert (bleu, chrf) == (round(found.bleu, 2), round(found.chrf, 2))
     assert found.sentences == int(re.search(r"^(\d+) sentences", printed, re.M).group(1))
+
+
+def test_repetition_is_a_word_four_times_in_a_row_or_a_repeated_trigram():
+    from aiayn.evaluate import repeats, repetition_rate
+
+    assert repeats("und ganz ganz ganz ganz gut")
+    assert not repeats("und ganz ganz ganz gut")  # three in a row is not yet
+    assert repeats("er sprach zu ihm und er sprach zu ihr")  # "er sprach zu" twice
+    assert not repeats("er sprach zu ihm und sie sprach zu ihr")
+    assert repetition_rate(["a a a a", "a b c", "", "x y z x y z"]) == 0.5
+    scores = score(["a a a a b", "c d e"], [["a b", "c d e"]])
+    assert (scores.repetition, scores.reference_repetition) == (0.5, 0.0)
+    assert "repetition 50.0% of outputs (references 0.0%)" in str(scores)

@@ -15,7 +15,7 @@ PACKAGE = Path(aiayn.__file__).parent
 LAYERS = [
     {"files", "layout", "config", "devices"},  # names, settings, devices; nothing above
     {"data", "model"},  # the corpus and the network
-    {"decode", "evaluate", "export", "interop", "nn"},  # what uses a trained network
+    {"decode", "evaluate", "tune", "export", "interop", "nn"},  # what uses a trained network
     {"train", "engines"},  # training (it validates by decoding); every engine behind one interface
     {"plot", "vision"},
     {"commands", "serve", "cli", "__main__"},  # the interfaces

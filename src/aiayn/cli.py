@@ -16,6 +16,7 @@ from aiayn.commands import (
     serve,
     train,
     translate,
+    tune,
     vision,
 )
 from aiayn.data.sources import DataError
@@ -28,7 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"aiayn {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (prepare, train, translate, plot, serve, params, export, import_, vision):
+    for module in (prepare, train, tune, translate, plot, serve, params, export, import_, vision):
         module.add(commands)
     return parser
 

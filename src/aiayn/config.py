@@ -145,6 +145,7 @@ class TrainConfig(FrozenConfig):
     save_minutes: float = 10.0  # minutes between checkpoints (the paper: every 10 minutes)
     keep_last: int = 5  # step checkpoints kept (the paper averages the last 5)
     average_last: int = 0  # at the end, average the last N checkpoints (the paper: 5); 0 = off
+    tune_search: bool = True  # at the end, choose the length penalty on validation (aiayn tune)
     max_bad_steps: int = 5  # consecutive non-finite losses before the run stops
     log_every: int = 50  # steps between lines in metrics.jsonl
     seed: int = 1  # initial weights, dropout, batch order
@@ -210,6 +211,7 @@ class DecodeConfig(FrozenConfig):
     max_len_a: float = 1.0  # at most a * source length + b output tokens, eos included
     max_len_b: int = 50
     min_len: int = 0  # output tokens before eos may come (benchmarks fix lengths with it)
+    no_repeat_ngram: int = 0  # no n-gram of this size twice in an output (fairseq's); 0 = off
     sample: bool = False  # draw each token instead of searching (beam is then unused)
     temperature: float = 1.0  # sampling: divides the logits; lower is more conservative
     top_k: int = 0  # sampling: among the k most probable tokens; 0 = all
@@ -233,6 +235,10 @@ class DecodeConfig(FrozenConfig):
             raise ValueError(
                 "sampling needs temperature > 0, top_k >= 0 and 0 < top_p <= 1 "
                 f"(got {self.temperature}, {self.top_k}, {self.top_p})"
+            )
+        if self.no_repeat_ngram < 0:
+            raise ValueError(
+                f"no_repeat_ngram must be 0 (off) or an n-gram size, not {self.no_repeat_ngram}"
             )
         if self.max_tokens < 1 or self.max_input_tokens < 1:
             raise ValueError(

@@ -22,13 +22,33 @@ class Scores:
     bleu_signature: str
     chrf_signature: str
     length_ratio: float = 1.0  # hypothesis length / (closest) reference length, in BLEU's tokens
+    repetition: float = 0.0  # share of hypotheses that repeat themselves (`repeats`)
+    reference_repetition: float = 0.0  # the same share in the first reference stream
 
     def __str__(self) -> str:
         return (
             f"BLEU {self.bleu:.2f} ({self.bleu_signature})\n"
             f"length ratio {self.length_ratio:.3f} (hypotheses / references)\n"
+            f"repetition {100 * self.repetition:.1f}% of outputs (references "
+            f"{100 * self.reference_repetition:.1f}%)\n"
             f"chrF {self.chrf:.2f} ({self.chrf_signature})"
         )
+
+
+def repeats(text: str, run: int = 4, n: int = 3) -> bool:
+    """Whether a text repeats itself: one word `run` or more times in a row ("ganz ganz ganz
+    ganz"), or an n-gram of words that occurs twice. Words are split at white space."""
+    words = text.split()
+    for i in range(len(words) - run + 1):
+        if len(set(words[i : i + run])) == 1:
+            return True
+    grams = [tuple(words[i : i + n]) for i in range(len(words) - n + 1)]
+    return len(set(grams)) < len(grams)
+
+
+def repetition_rate(texts: list[str]) -> float:
+    """The share of texts that repeat themselves (0 for no texts)."""
+    return sum(map(repeats, texts)) / max(len(texts), 1)
 
 
 def score(hypotheses: list[str], references: list[list[str]]) -> Scores:
@@ -50,6 +70,8 @@ def score(hypotheses: list[str], references: list[list[str]]) -> Scores:
         bleu_signature=str(bleu.get_signature()),
         chrf_signature=str(chrf.get_signature()),
         length_ratio=b.sys_len / max(b.ref_len, 1),
+        repetition=repetition_rate(hypotheses),
+        reference_repetition=repetition_rate(references[0]) if references else 0.0,
     )
 
 

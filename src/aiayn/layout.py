@@ -3,7 +3,8 @@
 Three kinds of directory, each written by one part of the pipeline and read by the others:
 
 - a **model directory** (a checkpoint, an average, an import): `config.json` (the ModelConfig),
-  `model.safetensors` (the weights) and `spm.model` (the tokenizer);
+  `model.safetensors` (the weights) and `spm.model` (the tokenizer); `search.json`, the length
+  setting chosen on validation for these weights, where one was (`aiayn tune`);
 - a **run directory** (`aiayn train --out RUN`, `aiayn vision train --out RUN`): `run.json`,
   `metrics.jsonl`, `spm.model` (text runs), and `checkpoints/` with `step_00001000/`... (model
   directories plus `state.json` and `optimizer.pt`), `best/` and `averaged/`;
@@ -28,6 +29,7 @@ from aiayn.files import atomic_write, read_json, require_keys
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
 TOKENIZER_FILE = "spm.model"
+SEARCH_FILE = "search.json"  # the length setting chosen on validation (decode/tuned.py)
 
 # A run directory
 RUN_CONFIG = "run.json"

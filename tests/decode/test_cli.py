@@ -89,7 +89,8 @@ def test_evaluate_reports_the_search(run, tiny_data, capsys):
         == 0
     )
     out = capsys.readouterr().out
-    assert "beam 2, power alpha 1.0" in out and "BLEU" in out and "chrF" in out
+    assert "beam 2\nlength setting: power alpha 1, stop bound (set on the command line)" in out
+    assert "BLEU" in out and "chrF" in out and "repetition" in out
 
 
 def test_sampling_and_bf16_from_the_command_line(run, tmp_path, capsys):
@@ -184,16 +185,17 @@ def test_the_stopping_rule_and_int8_on_the_command_line():
     parser = argparse.ArgumentParser()
     translate.add_decoding(parser)
     args = parser.parse_args(["--model", "m", "--stop", "k-finished", "--precision", "int8"])
-    cfg, opened = translate.decode_config(args), translate.engine_config(args)
-    assert (cfg.stop, opened.precision) == ("k-finished", "int8")
-    assert translate.decode_config(parser.parse_args(["--model", "m"])).stop == "bound"
+    given, opened = translate.search_options(args), translate.engine_config(args)
+    assert (given["stop"], opened.precision) == ("k-finished", "int8")
+    assert "stop" not in translate.search_options(parser.parse_args(["--model", "m"]))
     with pytest.raises(SystemExit):
         parser.parse_args(["--model", "m", "--stop", "early"])
 
 
 def test_the_command_line_and_the_server_take_their_defaults_from_decode_config():
-    """One home for decoding settings: with no options, every command gives DecodeConfig() and
-    opens its model as EngineConfig() says."""
+    """One home for decoding settings: with no options, every command gives DecodeConfig()
+    (the length setting left to the model: its tuned one, else the paper's) and opens its model
+    as EngineConfig() says."""
     import argparse
 
     from aiayn.commands import serve, translate
@@ -205,7 +207,9 @@ def test_the_command_line_and_the_server_take_their_defaults_from_decode_config(
     serve.add(commands)
     for command in ("translate", "evaluate"):
         args = commands.choices[command].parse_args(["--model", "m"])
-        assert translate.decode_config(args) == DecodeConfig(), command
+        given = translate.search_options(args)
+        assert not set(given) & {"alpha", "length_penalty", "stop"}, command
+        assert DecodeConfig(**given) == DecodeConfig(), command
     for command in ("translate", "evaluate", "serve"):
         args = commands.choices[command].parse_args(["--model", "m"])
         assert translate.engine_config(args) == EngineConfig(), command

@@ -8,8 +8,10 @@ import torch
 from aiayn.config import DecodeConfig
 from aiayn.decode.beam import beam_search, length_penalty
 from aiayn.decode.greedy import greedy_decode, greedy_hypotheses
+from aiayn.decode.search_grid import grid_search
 from aiayn.model.transformer import Decoded
 from tests.conftest import seeded
+from tests.decode.test_search_grid import GRID, own_searches
 from tests.train.test_learns import reverse_batch, train_reversal
 
 
@@ -104,3 +106,11 @@ def test_greedy_hypotheses_are_scored_as_beam_search_scores(model, sources):
         assert g.log_prob == pytest.approx(b.log_prob, abs=1e-4)
         assert g.score == pytest.approx(b.score, abs=1e-4)
         assert g.score == pytest.approx(g.log_prob / length_penalty(len(g.tokens) + 1, 0.6))
+
+
+@pytest.mark.parametrize("beam", [2, 4])
+def test_one_recorded_search_answers_every_length_setting(model, sources, beam):
+    """decode/search_grid.py: each setting's 1-best as its own beam search finds it."""
+    cfg = DecodeConfig(beam=beam, max_len_a=2.0, max_len_b=3)
+    found = grid_search(model, sources, GRID, cfg)
+    assert found == own_searches(model, sources, cfg)

@@ -97,6 +97,8 @@ def test_the_gnmt_penalty_is_refused_by_name(exported, tmp_path, capsys):
                 "ctranslate2",
                 "--input",
                 str(tmp_path / "in.txt"),
+                "--length-penalty",
+                "gnmt",
             ]
         )
         == 2

@@ -24,6 +24,27 @@ def test_health_and_page(client):
     assert "http" not in page.text.split("<script>")[1]  # no CDN: everything is served here
 
 
+def test_the_server_searches_with_the_runs_length_setting(client, tiny_run):
+    """The setting chosen on validation when the run closed, unless the server was told one."""
+    from aiayn import layout
+    from aiayn.decode.tuned import read_tuned
+
+    tuned = read_tuned(layout.best_dir(tiny_run))
+    assert tuned is not None
+    search = client.get("/health").json()["search"]
+    assert (search["alpha"], search["length_penalty"], search["stop"]) == (
+        tuned.setting.alpha,
+        tuned.setting.length_penalty,
+        tuned.setting.stop,
+    )
+    assert "search.json" in search["origin"]
+    app = create_app(tiny_run, search_options={"alpha": 0.6, "length_penalty": "gnmt"})
+    with TestClient(app) as told:
+        search = told.get("/health").json()["search"]
+    assert (search["alpha"], search["length_penalty"]) == (0.6, "gnmt")
+    assert search["origin"] == "set when the server started"
+
+
 def test_one_text_and_a_list(client):
     one = client.post("/translate", json={"text": "The dog sees a cat."}).json()
     assert isinstance(one["translations"][0]["text"], str)

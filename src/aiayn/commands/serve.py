@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from aiayn.commands.translate import add_engine, engine_config
+from aiayn.commands.translate import add_engine, add_length, engine_config, search_options
 
 
 def add(commands) -> None:
@@ -15,6 +15,7 @@ def add(commands) -> None:
         "(about 20 s each the first time, then loaded from disk); with --precision int8 the "
         "weights are int8 and the activations bf16",
     )
+    add_length(s)
     s.add_argument("--host", default="127.0.0.1", help="loopback by default")
     s.add_argument("--port", type=int, default=8000)
     s.add_argument("--max-chars", type=int, default=1000, help="per text")
@@ -31,6 +32,7 @@ def run_serve(args: argparse.Namespace) -> int:
     except ImportError:
         raise ValueError('serving needs FastAPI and uvicorn: pip install -e ".[serve]"') from None
     limits = Limits(max_chars=args.max_chars, max_texts=args.max_texts)
-    app = create_app(args.model, limits, args.wait_ms, engine_config(args))
+    given = search_options(args)
+    app = create_app(args.model, limits, args.wait_ms, engine_config(args), given)
     uvicorn.run(app, host=args.host, port=args.port, log_level="info")
     return 0

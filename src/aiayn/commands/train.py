@@ -166,4 +166,21 @@ def run_average(args: argparse.Namespace) -> int:
     ckpt.average_checkpoints([c.path for c in chosen], args.out)
     steps = ", ".join(str(c.step) for c in chosen)
     print(f"averaged {len(chosen)} checkpoints (steps {steps}) into {args.out}")
+    carry_run_search(args.run_dir, args.out)
     return 0
+
+
+def carry_run_search(run: Path, out: Path) -> None:
+    """The run's length setting (chosen for its best model when it closed) carried to a new
+    average of its checkpoints, and said so; `aiayn tune` chooses one for the average itself."""
+    from aiayn import layout
+    from aiayn.decode.tuned import carry_tuned
+
+    for source in (layout.best_dir(run), layout.averaged_dir(run)):
+        if carry_tuned(source, out, note=f"the run's model in {source}"):
+            print(
+                f"length setting: carried from {source / layout.SEARCH_FILE}; `aiayn tune {out} "
+                "--data DATA` chooses one for this average"
+            )
+            return
+    print(f"length setting: the paper's ({run} has none stored; `aiayn tune {out}` chooses one)")

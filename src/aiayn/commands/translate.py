@@ -6,7 +6,7 @@ import argparse
 import dataclasses
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aiayn.config import (
     DECODE_PRECISIONS,
@@ -19,7 +19,7 @@ from aiayn.config import (
 )
 
 if TYPE_CHECKING:
-    from aiayn.engines import Translation
+    from aiayn.engines import Translation, Translator
 
 PAPER = DecodeConfig()  # every default of the search below is read from here
 OPENED = EngineConfig()  # ...and of how the model is opened
@@ -63,24 +63,13 @@ def add_decoding(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--beam", type=int, default=PAPER.beam, help=f"beam size (paper: {PAPER.beam}); 1 = greedy"
     )
+    add_length(p)
     p.add_argument(
-        "--alpha",
-        type=float,
-        default=PAPER.alpha,
-        help=f"length penalty exponent (paper: {PAPER.alpha})",
-    )
-    p.add_argument(
-        "--length-penalty",
-        choices=LENGTH_PENALTIES,
-        default=PAPER.length_penalty,
-        help="gnmt: ((5+|Y|)/6)^alpha (paper); power: |Y|^alpha (fairseq, Marian, HF)",
-    )
-    p.add_argument(
-        "--stop",
-        choices=STOP_RULES,
-        default=PAPER.stop,
-        help="bound: end when no live hypothesis can beat the best finished one (paper); "
-        "k-finished: end when beam-size hypotheses have finished (fairseq; favours short ones)",
+        "--no-repeat-ngram",
+        type=int,
+        default=PAPER.no_repeat_ngram,
+        metavar="N",
+        help="no n-gram of N pieces twice in an output (fairseq's, Hugging Face's); 0 = off",
     )
     p.add_argument(
         "--max-len-a", type=float, default=PAPER.max_len_a, help="output limit a*source+b"
@@ -101,6 +90,33 @@ def add_decoding(p: argparse.ArgumentParser) -> None:
         default=PAPER.too_long,
         help="what to do with a longer line (each one is named in a warning)",
     )
+
+
+def add_length(p: argparse.ArgumentParser) -> None:
+    """The length setting; by default the one stored with the model (`aiayn tune`), else the
+    paper's. Shared by translate, evaluate and serve."""
+    p.add_argument(
+        "--alpha",
+        type=float,
+        help=f"length penalty exponent (default: the model's tuned one, else the paper's "
+        f"{PAPER.alpha}; --alpha {PAPER.alpha} for the paper's)",
+    )
+    p.add_argument(
+        "--length-penalty",
+        choices=LENGTH_PENALTIES,
+        help="gnmt: ((5+|Y|)/6)^alpha (paper); power: |Y|^alpha (fairseq, Marian, HF); "
+        "default: the model's tuned one, else gnmt",
+    )
+    p.add_argument(
+        "--stop",
+        choices=STOP_RULES,
+        help="bound: end when no live hypothesis can beat the best finished one (paper); "
+        "k-finished: end when beam-size hypotheses have finished (fairseq; favours short ones); "
+        "default: the model's tuned one, else bound",
+    )
+
+
+LENGTH_OPTIONS = ("alpha", "length_penalty", "stop")
 
 
 def add(commands) -> None:
@@ -130,11 +146,25 @@ def add(commands) -> None:
     e.set_defaults(run=run_evaluate)
 
 
-def decode_config(args: argparse.Namespace) -> DecodeConfig:
-    """The command line's decoding settings (translate's sampling options where it has them)."""
+def search_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The search settings given on the command line (checked now, before a model loads): the
+    length setting only where given, the others with their defaults."""
     names = {f.name for f in dataclasses.fields(DecodeConfig)}
-    given = {k: v for k, v in vars(args).items() if k in names}
-    return DecodeConfig(**given)
+    given = {k: v for k, v in vars(args).items() if k in names and v is not None}
+    DecodeConfig(**given)  # a bad combination is an error before the model loads
+    return given
+
+
+def search_for(translator: Translator, given: dict[str, Any]) -> tuple[DecodeConfig, str]:
+    """The translator's default search with the command line's settings over it; and where the
+    length setting comes from, in words."""
+    cfg = translator.default_search.replace(**given)
+    if cfg.beam == 1 or cfg.sample:
+        return cfg, "no length penalty needed"
+    length = f"{cfg.length_penalty} alpha {cfg.alpha:g}, stop {cfg.stop}"
+    chosen = any(k in given for k in LENGTH_OPTIONS)
+    origin = "set on the command line" if chosen else translator.search_origin
+    return cfg, f"{length} ({origin})"
 
 
 def read_lines(path: Path | None) -> list[str]:
@@ -161,9 +191,11 @@ def read_lines(path: Path | None) -> list[str]:
 def run_translate(args: argparse.Namespace) -> int:
     from aiayn.engines import open_translator
 
-    cfg = decode_config(args)
+    given = search_options(args)
     lines = read_lines(args.input)
     translator = open_translator(args.model, engine_config(args))
+    cfg, length = search_for(translator, given)
+    print(f"search: {describe(cfg)}; {length}", file=sys.stderr)
     if cfg.nbest == 1:
         return write_output(args, lines_text(translator.translate(lines, cfg)))
     return write_output(args, format_nbest(translator.nbest(lines, cfg)))
@@ -192,8 +224,9 @@ def run_evaluate(args: argparse.Namespace) -> int:
     from aiayn.engines import open_translator
     from aiayn.evaluate import evaluate_split, score
 
-    cfg = decode_config(args)
+    given = search_options(args)
     translator = open_translator(args.model, engine_config(args))
+    cfg, length = search_for(translator, given)
 
     def translate(sources: list[str]) -> list[str]:
         return translator.translate(sources, cfg)
@@ -206,11 +239,15 @@ def run_evaluate(args: argparse.Namespace) -> int:
         n, refs, scores = len(sources), len(references), score(translate(sources), references)
     else:
         raise ValueError("give --data DIR [--split test], or --src FILE --ref FILE [FILE ...]")
-    search = (
-        "greedy"
-        if cfg.beam == 1
-        else f"beam {cfg.beam}, {cfg.length_penalty} alpha {cfg.alpha}, stop {cfg.stop}"
-    )
-    print(f"{n} sentences, {refs} reference(s), {search}")
+    print(f"{n} sentences, {refs} reference(s), {describe(cfg)}")
+    if cfg.beam > 1 and not cfg.sample:
+        print(f"length setting: {length}")
     print(scores)
     return 0
+
+
+def describe(cfg: DecodeConfig) -> str:
+    """The search in a few words: "beam 4", "greedy", "sampling"; and n-gram blocking."""
+    search = "sampling" if cfg.sample else "greedy" if cfg.beam == 1 else f"beam {cfg.beam}"
+    blocked = f", no repeated {cfg.no_repeat_ngram}-gram" if cfg.no_repeat_ngram else ""
+    return search + blocked

@@ -21,14 +21,16 @@ follows the batch's matrix shapes; dynamic int8's one activation scale per call)
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 import torch
 from torch import Tensor
 
 from aiayn.config import LENGTH_PENALTIES, DecodeConfig
 from aiayn.decode.protocols import CacheT, DecodingModel
-from aiayn.decode.rules import apply_rules, max_lengths
+from aiayn.decode.rules import apply_rules, block_repeats, max_lengths
 
 
 @dataclass(frozen=True)
@@ -38,17 +40,60 @@ class Hypothesis:
     log_prob: float  # log P(Y|X), eos included
 
 
-@dataclass
 class Sentence:
-    """The finished hypotheses of one source sentence, best first."""
+    """The finished hypotheses of one source sentence under the search `cfg`, best first.
 
-    finished: list[Hypothesis] = field(default_factory=list)
+    The search offers it each candidate that ends in eos among its step's K best and asks it
+    whether the sentence is done; `search_grid.GridSentence` answers for many settings at once.
+    """
 
-    def add(self, hyp: Hypothesis, keep: int) -> None:
-        """Add a finished hypothesis, keeping the `keep` best."""
-        self.finished.append(hyp)
-        self.finished.sort(key=lambda h: h.score, reverse=True)
-        del self.finished[keep:]
+    def __init__(self, cfg: DecodeConfig) -> None:
+        self.cfg = cfg
+        self.finished: list[Hypothesis] = []
+
+    def offer(self, words: list[int], log_prob: float, t: int) -> None:
+        """A hypothesis that ended with eos at step t (words without bos and eos)."""
+        cfg = self.cfg
+        if cfg.stop == "k-finished" and len(self.finished) >= cfg.beam:
+            return
+        lp = length_penalty(len(words) + 1, cfg.alpha, cfg.length_penalty)
+        self.finished.append(Hypothesis(words, log_prob / lp, log_prob))
+        self.finished.sort(key=lambda h: h.score, reverse=True)  # stable: the first of equals
+        del self.finished[cfg.beam :]
+
+    def done(self, best_live: float, t: int, limit: int) -> bool:
+        """Whether the search may stop, by the stopping rule (see the module docstring).
+
+        Args:
+            best_live: log P of the best live hypothesis, which has t output tokens (no eos).
+            limit: the sentence's length limit in output tokens, eos included.
+        """
+        cfg = self.cfg
+        if cfg.stop == "k-finished":
+            return len(self.finished) >= cfg.beam
+        if len(self.finished) < cfg.nbest:
+            return False
+        return self.finished[cfg.nbest - 1].score >= best_live / lp_max(t, limit, cfg)
+
+    def best(self) -> list[Hypothesis]:
+        return self.finished[: self.cfg.nbest]
+
+
+class Finishing(Protocol):
+    """What the search asks of a sentence's finished list: `Sentence`'s `offer` and `done`."""
+
+    def offer(self, words: list[int], log_prob: float, t: int) -> None: ...
+
+    def done(self, best_live: float, t: int, limit: int) -> bool: ...
+
+
+F = TypeVar("F", bound=Finishing)
+
+
+def lp_max(t: int, limit: int, cfg: DecodeConfig) -> float:
+    """The largest length penalty a hypothesis live after step t can still get: it ends with
+    between t + 1 and `limit` tokens, and lp is monotone in the length, so at an end."""
+    return max(length_penalty(n, cfg.alpha, cfg.length_penalty) for n in (t + 1, limit))
 
 
 def length_penalty(length: int, alpha: float, kind: str = "gnmt") -> float:
@@ -75,10 +120,19 @@ def beam_search(
         model: in eval mode.
         src: (B, S) source ids ending with eos, right-padded.
     """
+    return [s.best() for s in search(model, src, cfg, lambda: Sentence(cfg))]
+
+
+@torch.inference_mode()
+def search(
+    model: DecodingModel[CacheT], src: Tensor, cfg: DecodeConfig, sentence: Callable[[], F]
+) -> list[F]:
+    """The beam search itself: each sentence's finished list (made by `sentence()`) is offered
+    its finished hypotheses and decides when the sentence is done. cfg: beam, limits, min_len."""
     special, K = model.cfg, cfg.beam  # the model's pad, bos and eos ids; the beam size
     B = src.shape[0]
     limit = max_lengths(src, special.pad_id, cfg.max_len_a, cfg.max_len_b).tolist()  # per sentence
-    results = [Sentence() for _ in range(B)]
+    results = [sentence() for _ in range(B)]
     cache = model.init_cache(model.encode(src), capacity=max(limit))
     cache = cache.expand(K)  # K hypotheses share each source
     active = list(range(B))  # sentence of each active block of K rows
@@ -92,6 +146,8 @@ def beam_search(
         log_probs = apply_rules(
             log_probs, t, at_limit.repeat_interleave(K), cfg.min_len, special.eos_id
         )
+        if cfg.no_repeat_ngram:
+            log_probs = block_repeats(log_probs, tokens[:, 1:], cfg.no_repeat_ngram)
         cand_scores, cand_beam, cand_token = select(scores, log_probs, K)  # (B', 2K) each
         keep_rows, keep_tokens, keep_scores, done = finalize(
             cand_scores,
@@ -102,7 +158,7 @@ def beam_search(
             results,
             limit,
             t,
-            cfg,
+            K,
             special.eos_id,
         )
         if all(done):
@@ -114,7 +170,7 @@ def beam_search(
         tokens = torch.cat((tokens[rows], keep_tokens[block].flatten()[:, None]), dim=1)
         scores = keep_scores[block]  # (B'', K)
         active = [active[i] for i in still]
-    return [r.finished[: cfg.nbest] for r in results]
+    return results
 
 
 def expand(model: DecodingModel[CacheT], last: Tensor, cache: CacheT) -> tuple[Tensor, CacheT]:
@@ -148,20 +204,18 @@ def finalize(
     cand_token: Tensor,
     tokens: Tensor,
     active: list[int],
-    results: list[Sentence],
+    results: list[F],
     limit: list[int],
     t: int,
-    cfg: DecodeConfig,
+    K: int,
     eos_id: int,
 ) -> tuple[Tensor, Tensor, Tensor, list[bool]]:
-    """Move candidates ending in eos (or reaching the limit) to their sentence's finished list;
-    choose the K that go on.
+    """Offer candidates ending in eos to their sentence's finished list; choose the K that go on.
 
     Returns:
         (B', K) beam each survivor extends, its token and its score; and per active block
         whether its sentence is done.
     """
-    K = cfg.beam
     Bp = cand_scores.shape[0]
     keep_beam = [[0] * K for _ in range(Bp)]  # plain lists: element-wise tensor writes are slow
     keep_token = [[0] * K for _ in range(Bp)]
@@ -174,16 +228,14 @@ def finalize(
             if score == -math.inf:
                 break
             if token == eos_id:  # as in fairseq: eos counts among the K best candidates only
-                if rank < K and (cfg.stop == "bound" or len(result.finished) < K):
-                    words = tokens[i * K + beam, 1:].tolist()  # without bos
-                    lp = length_penalty(len(words) + 1, cfg.alpha, cfg.length_penalty)
-                    result.add(Hypothesis(words, score / lp, score), keep=K)
+                if rank < K:
+                    result.offer(tokens[i * K + beam, 1:].tolist(), score, t)  # without bos
             elif n_kept < K:
                 keep_beam[i][n_kept], keep_token[i][n_kept] = beam, token
                 keep_score[i][n_kept] = score
                 n_kept += 1
         over = t >= limit[sentence] or n_kept == 0
-        done.append(over or is_done(result, keep_score[i][0], t, limit[sentence], cfg))
+        done.append(over or result.done(keep_score[i][0], t, limit[sentence]))
     device = cand_scores.device
     return (
         torch.tensor(keep_beam, device=device),
@@ -191,21 +243,3 @@ def finalize(
         torch.tensor(keep_score, device=device),
         done,
     )
-
-
-def is_done(result: Sentence, best_live: float, t: int, limit: int, cfg: DecodeConfig) -> bool:
-    """Whether a sentence's search may stop, by the stopping rule (see the module docstring).
-
-    Args:
-        result: the sentence's finished hypotheses, best first.
-        best_live: log P of its best live hypothesis, which has t output tokens (no eos yet).
-        limit: its length limit in output tokens, eos included.
-    """
-    if cfg.stop == "k-finished":
-        return len(result.finished) >= cfg.beam
-    if len(result.finished) < cfg.nbest:
-        return False
-    # A live hypothesis ends with between t + 1 and `limit` tokens; lp is monotone in the
-    # length, so its largest value (the one that divides a negative log P least) is at an end.
-    lp_max = max(length_penalty(n, cfg.alpha, cfg.length_penalty) for n in (t + 1, limit))
-    return result.finished[cfg.nbest - 1].score >= best_live / lp_max

@@ -1,4 +1,5 @@
-"""The rules every search applies at each output step: the length limit and the minimum length.
+"""The rules every search applies at each output step: the length limit and the minimum length;
+and, where asked, no repeated n-gram.
 
 Steps are counted t = 1, 2, ... : the t-th output token, eos included. A sentence may end (emit
 eos) only from step min_len + 1, and must end by its length limit: at that step eos is the only
@@ -42,3 +43,26 @@ def apply_rules(
         forced[:, eos_id] = scores[:, eos_id].clamp(min=FORCED_EOS_SCORE)
         scores = torch.where(at_limit[:, None], forced, scores)
     return scores
+
+
+def block_repeats(scores: Tensor, outputs: Tensor, n: int) -> Tensor:
+    """Scores with every token that would repeat an n-gram of its row's output at -inf
+    (fairseq's and Hugging Face's no_repeat_ngram_size): where the last n - 1 tokens occurred
+    before, the token that followed them then may not follow them now.
+
+    Args:
+        scores: (R, V), one row per hypothesis.
+        outputs: (R, t) each row's output tokens so far, without bos.
+    Returns:
+        (R, V); unchanged while the outputs are shorter than n tokens.
+    """
+    if n < 1 or outputs.shape[1] < n:  # no n-gram yet, so none to repeat
+        return scores
+    if n == 1:  # no token twice
+        seen = torch.full_like(scores, math.inf).scatter_(1, outputs, -math.inf)
+        return torch.minimum(scores, seen)
+    grams = outputs.unfold(1, n, 1)  # (R, W, n): every n-gram so far
+    last = outputs[:, outputs.shape[1] - (n - 1) :]  # (R, n - 1)
+    seen = (grams[:, :, :-1] == last[:, None, :]).all(dim=-1)  # (R, W): the same n - 1 before
+    banned = torch.where(seen, -math.inf, math.inf).to(scores.dtype)  # (R, W)
+    return scores.scatter_reduce(1, grams[:, :, -1], banned, reduce="amin")

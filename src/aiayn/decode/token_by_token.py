@@ -10,7 +10,7 @@ from torch import Tensor
 
 from aiayn.config import DecodeConfig
 from aiayn.decode.protocols import CacheT, DecodingModel
-from aiayn.decode.rules import apply_rules, max_lengths
+from aiayn.decode.rules import apply_rules, block_repeats, max_lengths
 
 # (B', V) logits, (B',) batch rows they belong to -> (B',) chosen tokens
 Pick = Callable[[Tensor, Tensor], Tensor]
@@ -42,6 +42,8 @@ def token_by_token(
         assert decoded.logits is not None and decoded.cache is not None  # a projected cached step
         at_limit = limit[active] <= t if t >= shortest else None  # (B',)
         logits = apply_rules(decoded.logits[:, -1], t, at_limit, cfg.min_len, special.eos_id)
+        if cfg.no_repeat_ngram:
+            logits = block_repeats(logits, out[active, : t - 1], cfg.no_repeat_ngram)
         token = pick(logits, active).masked_fill(finished, special.eos_id)  # (B',)
         out[active, t - 1] = token  # a finished row's output ends at its first eos (strip)
         finished = finished | (token == special.eos_id)

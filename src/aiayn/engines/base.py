@@ -31,14 +31,22 @@ class Translator(Protocol):
 
     @property
     def default_search(self) -> DecodeConfig:
-        """The search this engine runs when none is given (the paper's, where it can)."""
+        """The search this engine runs when none is given: the paper's, with the length setting
+        chosen on validation where the model has one (decode/tuned.py) and the engine can
+        express it."""
         ...
 
-    def translate(self, lines: list[str], cfg: DecodeConfig) -> list[str]:
-        """The best translation of each line, in input order (an empty line gives "")."""
+    @property
+    def search_origin(self) -> str:
+        """Where `default_search`'s length setting comes from, in words."""
         ...
 
-    def nbest(self, lines: list[str], cfg: DecodeConfig) -> list[list[Translation]]:
+    def translate(self, lines: list[str], cfg: DecodeConfig | None = None) -> list[str]:
+        """The best translation of each line, in input order (an empty line gives "");
+        cfg: the search (default: `default_search`)."""
+        ...
+
+    def nbest(self, lines: list[str], cfg: DecodeConfig | None = None) -> list[list[Translation]]:
         """The `cfg.nbest` best translations of each line, best first, in input order."""
         ...
 

@@ -22,9 +22,18 @@ class CTranslate2Translator:
     """A `Translator`: CTranslate2's on a directory from `aiayn export --format ctranslate2`."""
 
     # Its beam search divides by |Y|^alpha: the paper's alpha on that form
-    default_search = DecodeConfig(length_penalty="power")
+    paper_search = DecodeConfig(length_penalty="power")
 
-    def __init__(self, directory: str | Path, device: str = "cpu", threads: int = 0) -> None:
+    def __init__(
+        self,
+        directory: str | Path,
+        device: str = "cpu",
+        threads: int = 0,
+        search: DecodeConfig = paper_search,
+        search_origin: str = "the paper's alpha on |Y|^alpha",
+    ) -> None:
+        self.default_search = search
+        self.search_origin = search_origin
         try:
             import ctranslate2
         except ImportError:
@@ -42,10 +51,9 @@ class CTranslate2Translator:
             str(directory), device=device, intra_threads=threads
         )
 
-    def nbest(
-        self, lines: list[str], cfg: DecodeConfig = default_search
-    ) -> list[list[Translation]]:
+    def nbest(self, lines: list[str], cfg: DecodeConfig | None = None) -> list[list[Translation]]:
         """The `cfg.nbest` best translations of each line, in input order."""
+        cfg = cfg or self.default_search
         if cfg.sample:
             raise ValueError("--sample runs on our own search only; drop --engine ctranslate2")
         if cfg.beam > 1 and cfg.length_penalty == "gnmt":
@@ -70,6 +78,7 @@ class CTranslate2Translator:
                 max_input_length=0,  # the policy above has already applied
                 max_decoding_length=max(max_len, 1),
                 min_decoding_length=cfg.min_len,
+                no_repeat_ngram_size=cfg.no_repeat_ngram,
                 return_scores=True,
             )
             for i, result in zip(rows, out, strict=True):
@@ -79,7 +88,7 @@ class CTranslate2Translator:
                 ]
         return results
 
-    def translate(self, lines: list[str], cfg: DecodeConfig = default_search) -> list[str]:
+    def translate(self, lines: list[str], cfg: DecodeConfig | None = None) -> list[str]:
         """The best translation of each line, in input order."""
         return [hyps[0].text for hyps in self.nbest(lines, cfg)]
 

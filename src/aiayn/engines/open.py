@@ -5,10 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from aiayn.config import EngineConfig
+from aiayn import layout
+from aiayn.config import DecodeConfig, EngineConfig
 from aiayn.data.vocab import Tokenizer
 from aiayn.decode.compiled import CompiledModel
 from aiayn.decode.translate import load_model
+from aiayn.decode.tuned import read_tuned
 from aiayn.engines.base import Translator
 from aiayn.engines.search import SearchTranslator
 
@@ -27,24 +29,37 @@ def open_translator(
 
     Returns:
         An object with `translate(lines, cfg)`, `nbest(lines, cfg)`, `attention(line, found)`
-        and `warm_up(beams)`; `cfg` is a `DecodeConfig` (default: the engine's
-        `default_search`).
+        and `warm_up(beams)`; `cfg` is a `DecodeConfig` (default: the translator's
+        `default_search`, the paper's with the length setting stored with the model by
+        `aiayn tune`, where there is one: `search_origin` says which).
     """
     config = (config or EngineConfig()).replace(**options)
+    directory = layout.model_dir(model) if config.engine == "aiayn" else Path(model)
+    search, origin = stored_search(directory, config.engine)
     if config.engine == "ctranslate2":
         from aiayn.engines.ctranslate2 import CTranslate2Translator
 
-        return CTranslate2Translator(model, config.device, config.threads)
+        return CTranslate2Translator(model, config.device, config.threads, search, origin)
     if config.engine == "onnx":
         from aiayn.engines.onnx import OnnxModel
 
         if config.device != "cpu":
             raise ValueError(f"--engine onnx runs on the CPU; drop --device {config.device}")
         cannot = "ONNX graphs do not return attention weights; use --engine aiayn"
-        return SearchTranslator(
-            OnnxModel(model, config.threads), Tokenizer(model), cannot_attend=cannot
-        )
-    found, tokenizer = load_model(model, config.device, config.precision, config.compile)
-    if isinstance(found, CompiledModel):
-        return SearchTranslator(found, tokenizer, found, warm_up=found.warm_up)
-    return SearchTranslator(found, tokenizer, found)
+        onnx = OnnxModel(model, config.threads)
+        return SearchTranslator(onnx, Tokenizer(model), None, None, cannot, search, origin)
+    found, tokenizer = load_model(directory, config.device, config.precision, config.compile)
+    warm_up = found.warm_up if isinstance(found, CompiledModel) else None
+    return SearchTranslator(found, tokenizer, found, warm_up, "", search, origin)
+
+
+def stored_search(directory: Path, engine: str) -> tuple[DecodeConfig, str]:
+    """The paper's search with the length setting `aiayn tune` stored in `directory`, where
+    there is one the engine can express; and where the setting comes from, in words."""
+    paper = DecodeConfig(length_penalty="power") if engine == "ctranslate2" else DecodeConfig()
+    tuned = read_tuned(directory)
+    setting = tuned.search(engine) if tuned is not None else None
+    if tuned is None or setting is None:
+        why = "none stored" if tuned is None else "none it can express"
+        return paper, f"the paper's length setting ({why}; `aiayn tune` chooses one)"
+    return setting.apply(paper), f"{directory / layout.SEARCH_FILE}, {tuned.describe()}"

@@ -23,9 +23,8 @@ class SearchTranslator:
         attending: the same model, where its attention weights can be read (None: they cannot).
         warm_up: builds what the first call at a beam size would otherwise build (compiled
             steps); None when there is nothing to build.
+        search, search_origin: the default search, and where its length setting comes from.
     """
-
-    default_search = DecodeConfig()  # the paper's
 
     def __init__(
         self,
@@ -34,19 +33,22 @@ class SearchTranslator:
         attending: AttendingModel | None = None,
         warm_up: Callable[[Iterable[int]], None] | None = None,
         cannot_attend: str = "",
+        search: DecodeConfig = DecodeConfig(),
+        search_origin: str = "the paper's",
     ) -> None:
         self.model = model
         self.tokenizer = tokenizer
         self._attending = attending
         self._warm_up = warm_up
         self._cannot_attend = cannot_attend
+        self.default_search = search
+        self.search_origin = search_origin
 
-    def translate(self, lines: list[str], cfg: DecodeConfig = default_search) -> list[str]:
-        return translate_lines(self.model, self.tokenizer, lines, cfg)
+    def translate(self, lines: list[str], cfg: DecodeConfig | None = None) -> list[str]:
+        return translate_lines(self.model, self.tokenizer, lines, cfg or self.default_search)
 
-    def nbest(
-        self, lines: list[str], cfg: DecodeConfig = default_search
-    ) -> list[list[Translation]]:
+    def nbest(self, lines: list[str], cfg: DecodeConfig | None = None) -> list[list[Translation]]:
+        cfg = cfg or self.default_search
         found = nbest_hypotheses(self.model, self.tokenizer, lines, cfg)
         return [[Translation(text, h.score, h.tokens) for text, h in line] for line in found]
 

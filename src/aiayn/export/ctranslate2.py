@@ -18,6 +18,7 @@ import torch
 from torch import Tensor
 
 from aiayn.data.vocab import Tokenizer
+from aiayn.decode.tuned import carry_tuned
 from aiayn.files import atomic_directory
 from aiayn.layout import TOKENIZER_FILE
 from aiayn.model import Transformer
@@ -178,4 +179,5 @@ def export_ctranslate2(
             path.rename(tmp / path.name)
         converted.rmdir()
         shutil.copyfile(tokenizer.path, tmp / TOKENIZER_FILE)
+        carry_tuned(model_dir, tmp)  # the length setting chosen on validation, where there is one
     return Path(out)

@@ -21,6 +21,7 @@ import torch
 from torch import Tensor, nn
 
 from aiayn.data.vocab import Tokenizer
+from aiayn.decode.tuned import carry_tuned
 from aiayn.files import atomic_directory
 from aiayn.layout import CONFIG_FILE, TOKENIZER_FILE
 from aiayn.model import KVCache, Transformer
@@ -146,4 +147,5 @@ def export_onnx(model_dir: Path, out: Path) -> Path:
         export_graphs(model, tmp)
         model.cfg.save_json(tmp / CONFIG_FILE)
         shutil.copyfile(tokenizer.path, tmp / TOKENIZER_FILE)
+        carry_tuned(model_dir, tmp)  # the length setting chosen on validation, where there is one
     return Path(out)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import sys
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
@@ -46,12 +48,21 @@ def create_app(
     limits: Limits = Limits(),
     wait_ms: float = 5.0,
     engine: EngineConfig = EngineConfig(),
+    search_options: dict[str, Any] | None = None,
 ) -> FastAPI:
+    """The app on `model_dir`; `search_options` (DecodeConfig fields, e.g. alpha) change the
+    translator's default search (the model's tuned length setting, else the paper's)."""
     thread = model_thread()  # the model is loaded in the thread that runs it (batcher.py)
     translator = thread.submit(open_translator, model_dir, engine).result()
     # compiled steps (with --compile) are built before the first request, not during one
     thread.submit(translator.warm_up, [1, PAPER.beam]).result()
-    search = translator.default_search
+    search = translator.default_search.replace(**(search_options or {}))
+    origin = "set when the server started" if search_options else translator.search_origin
+    print(
+        f"search: beam {search.beam}, {search.length_penalty} alpha {search.alpha:g}, stop "
+        f"{search.stop} ({origin})",
+        file=sys.stderr,
+    )
 
     def translate(texts: list[str], beam: int, nbest: int) -> list[list[Translation]]:
         return translator.nbest(texts, search.replace(beam=beam, nbest=nbest))
@@ -87,7 +98,13 @@ def create_app(
 
     @app.get("/health")
     async def health() -> dict:
-        return {"status": "ok", "model": str(model_dir), "batches": batcher.batches}
+        return {
+            "status": "ok",
+            "model": str(model_dir),
+            "batches": batcher.batches,
+            "search": {f: getattr(search, f) for f in ("alpha", "length_penalty", "stop")}
+            | {"origin": origin},
+        }
 
     @app.post("/translate")
     async def translate_endpoint(req: TranslateRequest) -> dict:

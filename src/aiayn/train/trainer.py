@@ -26,6 +26,7 @@ from aiayn import layout
 from aiayn.config import ModelConfig, TrainConfig
 from aiayn.data.batching import TokenBatchSampler
 from aiayn.data.dataset import Batch, ParallelData
+from aiayn.decode.tuned import TunedSearch
 from aiayn.model import Transformer
 from aiayn.train import checkpoint as ckpt
 from aiayn.train.distributed import Distributed
@@ -37,6 +38,7 @@ from aiayn.train.run_dir import RunDir
 from aiayn.train.schedule import learning_rate
 from aiayn.train.step_stats import RunningTotals, StepStats, StopFlags
 from aiayn.train.validate import Validation, validate
+from aiayn.tune import run_models, tune_model_dirs
 
 
 def precision_context(device: torch.device, precision: str) -> contextlib.AbstractContextManager:
@@ -346,6 +348,7 @@ class Trainer:
                 self._validate_and_keep_best()
                 self.save()  # again, with the validation's outcome in its state
         averaged = self._close_with_average() if self.state.step else None
+        tuned = self._tune_search() if self.state.step else None
         minutes = (time.monotonic() - started) / 60
         summary = {
             "stopped_by": reason,
@@ -357,6 +360,7 @@ class Trainer:
             "best_bleu": self.state.best_bleu,
             "best_step": self.state.best_step,
             "averaged_bleu": averaged,
+            "search": None if tuned is None else str(tuned.setting),
             "checkpoint": str(layout.step_dir(self.run.root, self.state.step)),
         }
         self.metrics.write("summary", self.state.step, **summary)
@@ -383,6 +387,18 @@ class Trainer:
             best = layout.best_dir(self.run.root)
             ckpt.write_checkpoint(best, model, self.run.tokenizer, info)
         return result.bleu
+
+    def _tune_search(self) -> TunedSearch | None:
+        """The length setting of the run's best and averaged models, chosen on validation and
+        stored beside their weights (aiayn.tune); the best's, or None when off."""
+        models = run_models(self.run.root)
+        if not self.cfg.tune_search or not self.dist.is_main or not models:
+            return None
+        chosen = tune_model_dirs(models, self.run.data, self.dist.device)
+        for model, tuned in zip(models, chosen, strict=True):
+            self.metrics.write("tuned", self.state.step, model=model.name, **tuned.as_record())
+            print(f"search for {model.name}: {tuned.summary()}", file=sys.stderr)
+        return chosen[0]
 
     @contextlib.contextmanager
     def _signals(self) -> Iterator[None]:

@@ -1,0 +1,80 @@
+"""`aiayn tune RUN`: choose the length setting on the validation split and store it with the
+model (what `aiayn train` does when a run closes)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from aiayn.layout import SEARCH_FILE
+
+
+def add(commands) -> None:
+    t = commands.add_parser(
+        "tune",
+        help="choose the length penalty on the validation split, stored with the model",
+        description="Decode the validation split under a grid of length settings (GNMT's "
+        "penalty under both stopping rules, |Y|^alpha under fairseq's; one beam search answers "
+        "them all), keep the best BLEU and write it to search.json beside the weights: "
+        "translate, evaluate, serve and export use it from then on. A run directory tunes its "
+        "best and averaged models; `aiayn train` does this when a run closes.",
+    )
+    t.add_argument("model", metavar="RUN", type=Path, help="run, checkpoint or model directory")
+    t.add_argument("--data", type=Path, help="prepared data (default: the run's, from run.json)")
+    t.add_argument(
+        "--alphas",
+        type=float,
+        nargs="+",
+        help="the exponents tried (default: 0.6 0.8 1.0 1.2 1.4 1.6; the paper's 0.6 is "
+        "always tried)",
+    )
+    t.add_argument("--beam", type=int, default=4, help="beam size of the search (paper: 4)")
+    t.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ...")
+    t.set_defaults(run=run_tune)
+
+
+def run_tune(args: argparse.Namespace) -> int:
+    from aiayn.config import DecodeConfig
+    from aiayn.tune import ALPHAS, length_grid, tune_model_dirs
+
+    if any(not 0 <= a <= 10 for a in args.alphas or ()):
+        raise ValueError(f"--alphas {args.alphas}: give exponents from 0 to 10, e.g. 0.6 1.0 1.4")
+    models = model_dirs(args.model)
+    data = args.data or run_data(args.model)
+    base = DecodeConfig(beam=args.beam)  # checks the beam
+    grid = length_grid(tuple(args.alphas) if args.alphas else ALPHAS)
+    chosen = tune_model_dirs(models, data, args.device, base, grid)
+    for directory, tuned in zip(models, chosen, strict=True):
+        on = tuned.tuned_on
+        print(
+            f"{directory}: {len(grid)} settings on {on['sentences']} lines of {data} "
+            f"({on['split']}), {on['seconds']:.0f} s"
+        )
+        for row in tuned.grid:
+            s = row["setting"]
+            mark = " <- chosen" if s == tuned.setting.__dict__ else ""
+            print(
+                f"  {s['length_penalty']:5} alpha {s['alpha']:<4g} {s['stop']:10} BLEU "
+                f"{row['bleu']:6.2f}  length ratio {row['length_ratio']:.3f}  repetition "
+                f"{100 * row['repetition']:4.1f}%{mark}"
+            )
+        print(f"wrote {directory / SEARCH_FILE}: {tuned.setting}")
+    return 0
+
+
+def model_dirs(path: Path) -> list[Path]:
+    """The models of a run (its best and its average), or the one model directory named."""
+    from aiayn import layout
+    from aiayn.tune import run_models
+
+    return run_models(path) or [layout.model_dir(path)]
+
+
+def run_data(path: Path) -> Path:
+    """The data a run was trained on (run.json), for a run or one of its checkpoints."""
+    from aiayn import layout
+
+    for run in (path, path.parent.parent):  # RUN, or RUN/checkpoints/NAME
+        if (run / layout.RUN_CONFIG).is_file():
+            return Path(layout.read_run_config(run, ["data"])["data"])
+    raise ValueError(f"{path}: not inside a run directory; name the data with --data DIR")

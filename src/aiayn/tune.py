@@ -1,0 +1,139 @@
+"""Choosing the length setting on validation, as the paper chose alpha on its development set.
+
+A model from a short run translates too short at the paper's alpha 0.6, and BLEU pays for it
+through the brevity penalty. `tune_search` decodes the validation split once, under a grid of
+length settings at the same time (decode/search_grid.py: one recorded beam search answers every
+setting exactly), scores each with sacreBLEU and keeps the best. `aiayn train` runs it when a
+run closes; `aiayn tune` on an existing run or model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+from sacrebleu.metrics import BLEU
+
+from aiayn import layout
+from aiayn.config import DecodeConfig
+from aiayn.data.data_dir import DataDir
+from aiayn.data.vocab import Tokenizer
+from aiayn.decode.search_grid import LengthSetting, grid_search
+from aiayn.decode.translate import Model, decode_lines
+from aiayn.decode.tuned import PAPER, TunedSearch, write_tuned
+from aiayn.devices import usable_device
+from aiayn.evaluate import repetition_rate
+from aiayn.model import Transformer
+
+ALPHAS = (0.6, 0.8, 1.0, 1.2, 1.4, 1.6)  # the paper's first: it wins ties
+
+
+def length_grid(alphas: tuple[float, ...] = ALPHAS) -> list[LengthSetting]:
+    """GNMT's penalty under both stopping rules, and |Y|^alpha (CTranslate2's, fairseq's) under
+    fairseq's; the paper's setting first. (|Y|^alpha under "bound" would run every search to
+    its length limit: search_grid.py.)"""
+    grid = [PAPER]
+    for length_penalty, stop in (
+        ("gnmt", "bound"),
+        ("gnmt", "k-finished"),
+        ("power", "k-finished"),
+    ):
+        grid += [LengthSetting(a, length_penalty, stop) for a in alphas]
+    return list(dict.fromkeys(grid))  # the paper's once
+
+
+def tune_search(
+    model: Model,
+    tokenizer: Tokenizer,
+    data: DataDir | Path,
+    split: str = "valid",
+    base: DecodeConfig = DecodeConfig(),
+    grid: list[LengthSetting] | None = None,
+) -> TunedSearch:
+    """The setting of `grid` (default: `length_grid()`) with the best BLEU on `split`, decoded
+    with `base`'s beam and limits; ties go to the earlier setting (the paper's first).
+
+    Args:
+        model: in eval mode (float32: the grid's answers are then exact).
+    """
+    grid = grid or length_grid()
+    if base.beam < 2 or base.sample:
+        raise ValueError("the length setting is chosen for beam search: give a beam of 2 or more")
+    files = DataDir.open(data)
+    sources, references = files.sources(split), files.references(split)
+    started = time.monotonic()
+
+    def decode(m: Model, src, rows: list[int]) -> list[list[list[int]]]:
+        return grid_search(m, src, grid, base)
+
+    empty: list[list[int]] = [[] for _ in grid]
+    outputs = decode_lines(model, tokenizer, sources, decode, empty, base)
+    decoded_s = time.monotonic() - started
+    rows = []
+    for k, setting in enumerate(grid):
+        hypotheses = tokenizer.decode([out[k] for out in outputs])
+        bleu = BLEU().corpus_score(hypotheses, references)
+        rows.append(
+            {
+                "setting": setting.__dict__,
+                "bleu": round(bleu.score, 4),
+                "length_ratio": round(bleu.sys_len / max(bleu.ref_len, 1), 4),
+                "repetition": round(repetition_rate(hypotheses), 4),
+            }
+        )
+    best = max(range(len(grid)), key=lambda k: (rows[k]["bleu"], -k))
+    power = [k for k, s in enumerate(grid) if s.length_penalty == "power"]
+    best_power = max(power, key=lambda k: (rows[k]["bleu"], -k)) if power else None
+    paper = next((rows[k] for k, s in enumerate(grid) if s == PAPER), rows[0])
+    tuned_on: dict[str, Any] = {
+        "data": str(files.root),
+        "split": split,
+        "sentences": len(sources),
+        "references": len(references),
+        "beam": base.beam,
+        "seconds": round(time.monotonic() - started, 1),
+        "decode_seconds": round(decoded_s, 1),
+        "bleu": rows[best]["bleu"],
+        "length_ratio": rows[best]["length_ratio"],
+        "paper_bleu": paper["bleu"],
+        "paper_length_ratio": paper["length_ratio"],
+    }
+    return TunedSearch(
+        setting=grid[best],
+        power=None if best_power is None else grid[best_power],
+        tuned_on=tuned_on,
+        grid=rows,
+    )
+
+
+def run_models(run: Path) -> list[Path]:
+    """The model directories of a run that get a length setting: its best and its average."""
+    found = [layout.best_dir(run), layout.averaged_dir(run)]
+    return [d for d in found if (d / layout.WEIGHTS_FILE).is_file()]
+
+
+def tune_model_dirs(
+    directories: list[Path],
+    data: DataDir | Path,
+    device: str | torch.device = "cpu",
+    base: DecodeConfig = DecodeConfig(),
+    grid: list[LengthSetting] | None = None,
+) -> list[TunedSearch]:
+    """Choose the length setting of each model directory on `data`'s validation split and
+    write it beside the weights (search.json); directories holding the same weights (a run's
+    best is often its average) are decoded once. Returns each directory's choice."""
+    done: dict[str, TunedSearch] = {}
+    chosen = []
+    for directory in directories:
+        weights = hashlib.sha256((Path(directory) / layout.WEIGHTS_FILE).read_bytes()).hexdigest()
+        if weights not in done:
+            model = Transformer.load(directory, device=usable_device(device)).eval()
+            tuned = tune_search(model, Tokenizer(directory), data, base=base, grid=grid)
+            on = tuned.tuned_on | {"weights_sha256": weights}  # which weights it was chosen for
+            done[weights] = TunedSearch(tuned.setting, tuned.power, on, tuned.grid)
+        write_tuned(directory, done[weights])
+        chosen.append(done[weights])
+    return chosen

@@ -1,0 +1,108 @@
+"""The length setting chosen on validation (aiayn/tune.py): chosen right, stored with the model,
+used by every way of translating, and kept through averaging, resume, `aiayn average` and
+export."""
+
+import json
+
+import pytest
+from sacrebleu.metrics import BLEU
+
+from aiayn import DecodeConfig, layout, open_translator
+from aiayn.cli import main
+from aiayn.data.data_dir import DataDir
+from aiayn.decode.translate import load_model, translate_lines
+from aiayn.decode.tuned import PAPER, read_tuned
+from aiayn.tune import length_grid, tune_search
+from tests.conftest import TINY_RUN
+
+
+def test_the_chosen_setting_has_the_best_validation_bleu_of_its_grid(tiny_run, tiny_data):
+    """Every row of the grid is the BLEU that setting's own search gets, and the best wins."""
+    model, tokenizer = load_model(tiny_run)
+    grid = length_grid((0.6, 1.0, 2.0))
+    tuned = tune_search(model, tokenizer, tiny_data, base=DecodeConfig(beam=3), grid=grid)
+    sources, refs = DataDir(tiny_data).sources("valid"), DataDir(tiny_data).references("valid")
+    for setting, row in zip(grid, tuned.grid, strict=True):
+        found = translate_lines(model, tokenizer, sources, setting.apply(DecodeConfig(beam=3)))
+        assert row["setting"] == setting.__dict__
+        assert row["bleu"] == round(BLEU().corpus_score(found, refs).score, 4)
+    assert tuned.tuned_on["bleu"] == max(row["bleu"] for row in tuned.grid)
+    assert grid[0] == PAPER and tuned.tuned_on["paper_bleu"] == tuned.grid[0]["bleu"]
+    assert tuned.power is not None and tuned.power.length_penalty == "power"
+
+
+def test_a_closed_run_translates_with_its_setting_by_default(tiny_run, tmp_path, capsys):
+    tuned = read_tuned(layout.best_dir(tiny_run))
+    assert tuned is not None
+    translator = open_translator(tiny_run)
+    assert translator.default_search == tuned.setting.apply(DecodeConfig())
+    assert "search.json" in translator.search_origin
+    lines = ["the dog sees a cat", "a cat"]
+    assert translator.translate(lines) == translator.translate(lines, translator.default_search)
+
+    (tmp_path / "in.txt").write_text("".join(f"{line}\n" for line in lines))
+    argv = ["translate", "--model", str(tiny_run), "--input", str(tmp_path / "in.txt")]
+    assert main(argv) == 0
+    assert (
+        f"{tuned.setting.length_penalty} alpha {tuned.setting.alpha:g}" in capsys.readouterr().err
+    )
+    assert main([*argv, "--alpha", "0.6", "--stop", "bound", "--length-penalty", "gnmt"]) == 0
+    assert "gnmt alpha 0.6, stop bound (set on the command line)" in capsys.readouterr().err
+
+
+def closed(run) -> dict:
+    """The stored setting of a run's best and averaged models, and the weights each was for."""
+    found = {}
+    for directory in (layout.best_dir(run), layout.averaged_dir(run)):
+        tuned = read_tuned(directory)
+        assert tuned is not None, directory
+        found[directory.name] = tuned.tuned_on["weights_sha256"]
+    return found
+
+
+def test_the_setting_is_chosen_for_the_weights_beside_it_through_average_and_resume(
+    tiny_data, tmp_path
+):
+    import hashlib
+
+    run = tmp_path / "run"
+    args = ["train", "--data", str(tiny_data), "--out", str(run), *TINY_RUN]
+    assert main([*args, "save_every=2", "average_last=2", "--max-steps", "4"]) == 0
+    first = closed(run)
+    assert main([*args, "save_every=2", "average_last=2", "--max-steps", "8", "--resume"]) == 0
+    second = closed(run)
+    assert second["averaged"] != first["averaged"]  # new weights, chosen anew
+    for name, sha in second.items():
+        weights = (layout.model_dir(run).parent / name / layout.WEIGHTS_FILE).read_bytes()
+        assert hashlib.sha256(weights).hexdigest() == sha
+    metrics = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    tuned = [(m["step"], m["model"]) for m in metrics if m["kind"] == "tuned"]
+    assert tuned == [(4, "best"), (4, "averaged"), (8, "best"), (8, "averaged")]
+
+    assert main(["average", str(run), "--last", "2", "--out", str(tmp_path / "avg")]) == 0
+    carried = read_tuned(tmp_path / "avg")
+    assert carried is not None and carried.setting == read_tuned(layout.best_dir(run)).setting
+    assert "carried_from" in carried.tuned_on
+
+
+@pytest.mark.parametrize("fmt", ["onnx", "ctranslate2"])
+def test_exports_keep_the_setting_their_engine_can_express(tiny_run, tmp_path, fmt):
+    out = tmp_path / fmt
+    assert main(["export", str(tiny_run), "--format", fmt, "--out", str(out)]) == 0
+    tuned = read_tuned(out)
+    assert tuned == read_tuned(layout.best_dir(tiny_run))
+    translator = open_translator(out, engine=fmt)
+    setting = tuned.setting if fmt == "onnx" else tuned.power
+    assert translator.default_search.alpha == setting.alpha
+    assert translator.default_search.length_penalty == setting.length_penalty
+
+
+def test_aiayn_tune_rewrites_the_setting_and_prints_the_grid(tiny_run, tmp_path, capsys):
+    import shutil
+
+    run = shutil.copytree(tiny_run, tmp_path / "run")
+    (layout.best_dir(run) / layout.SEARCH_FILE).unlink()
+    assert main(["tune", str(run), "--alphas", "0.6", "1.5"]) == 0
+    out = capsys.readouterr().out
+    assert "<- chosen" in out and "alpha 1.5" in out
+    assert read_tuned(layout.best_dir(run)) is not None
