@@ -50,8 +50,8 @@ format: setup
 
 # The demo: the default corpus, the `small` preset with the `short` recipe (bf16, a shorter
 # warmup and a gentler peak than the paper's 100k-step recipe, the last checkpoints averaged)
-# for a fixed DEMO_STEPS updates - the same training on every machine, whatever its clock - then
-# the test BLEU and a few translations.
+# for a fixed DEMO_STEPS updates - the same training on every machine, whatever its clock; the
+# run closes by choosing its length penalty on validation - then the test BLEU and translations.
 DATA         ?= data/en-de
 RUN          ?= runs/demo
 DEMO_STEPS   ?= 1000
