@@ -383,6 +383,66 @@ def tune_with_negative_alphas(f: Fixtures, tmp: Path) -> Outcome:
     return Outcome(out.code, out.message, digest(run) == before, out.traceback)
 
 
+def resume_with_moved_data(f: Fixtures, tmp: Path) -> Outcome:
+    """The data directory moved after the run began: `--resume --data NEW` takes it (same
+    data), and run.json records where it is now."""
+    run = with_data(copy(f.run, tmp / "run"), copy(f.data, tmp / "old"))
+    (tmp / "old").rename(tmp / "new")
+    argv = ["train", "--out", str(run), "--resume", "--data", str(tmp / "new")]
+    out = aiayn([*argv, "--max-steps", "8", "--no-progress"])
+    kept = json.loads((run / "run.json").read_text())["data"] == str((tmp / "new").resolve())
+    return Outcome(out.code, out.message, kept, out.traceback)
+
+
+def resume_with_other_data(f: Fixtures, tmp: Path) -> Outcome:
+    run = copy(f.run, tmp / "run")
+    before = digest(run)
+    argv = ["train", "--out", str(run), "--resume", "--data", str(f.big_data), "--max-steps", "8"]
+    out = aiayn([*argv, "--no-progress"])
+    return Outcome(out.code, out.message, digest(run) == before, out.traceback)
+
+
+def out_is_a_file(command: str) -> Callable[[Fixtures, Path], Outcome]:
+    """`--out` names an existing regular file: refused, and the file left as it was."""
+
+    def case(f: Fixtures, tmp: Path) -> Outcome:
+        target = tmp / "notes.txt"
+        target.write_text("my notes\n")
+        argv = {
+            "prepare": ["prepare", "--corpus", str(f.corpus), *SMALL_PREPARE],
+            "train": ["train", "--data", str(f.data), *TINY, "--max-steps", "2"],
+            "average": ["average", str(f.run), "--last", "2"],
+        }[command]
+        out = aiayn([*argv, "--out", str(target)])
+        kept = target.is_file() and target.read_text() == "my notes\n"
+        return Outcome(out.code, out.message, kept, out.traceback)
+
+    return case
+
+
+def prepare_on_a_read_only_place(f: Fixtures, tmp: Path) -> Outcome:
+    """The file system refuses the temporary directory (as a read-only one does, even to root)."""
+    refused = OSError(30, "Read-only file system")
+    with mock.patch("aiayn.files.tempfile.mkdtemp", side_effect=refused):
+        out = aiayn(
+            ["prepare", "--corpus", str(f.corpus), "--out", str(tmp / "data"), *SMALL_PREPARE]
+        )
+    return Outcome(out.code, out.message, ".tmp-" not in out.message, out.traceback)
+
+
+def prepare_a_blank_corpus(f: Fixtures, tmp: Path) -> Outcome:
+    (tmp / "blank.tsv").write_text("\n" * 4 + "  \t \n")
+    return aiayn(["prepare", "--corpus", str(tmp / "blank.tsv"), "--out", str(tmp / "data")])
+
+
+def import_marian_without_vocab(f: Fixtures, tmp: Path) -> Outcome:
+    from tests.interop.test_marian import marian_dir
+
+    marian_dir(f.data, tmp / "marian")
+    (tmp / "marian" / "vocab.json").unlink()
+    return aiayn(["import", "marian", str(tmp / "marian"), "--out", str(tmp / "ours")])
+
+
 @dataclass(frozen=True)
 class Case:
     name: str
@@ -392,6 +452,39 @@ class Case:
 
 
 CASES = [
+    Case(
+        "train --resume --data DIR after the data moved",
+        resume_with_moved_data,
+        0,
+        ("data:", "new"),
+    ),
+    Case(
+        "train --resume --data OTHER (another vocabulary)",
+        resume_with_other_data,
+        2,
+        ("--data", "not the data this run was trained on", "spm.model", "another --out"),
+    ),
+    Case("prepare --out FILE", out_is_a_file("prepare"), 2, ("notes.txt", "is a file")),
+    Case("train --out FILE", out_is_a_file("train"), 2, ("notes.txt", "is a file")),
+    Case("average --out FILE", out_is_a_file("average"), 2, ("notes.txt", "is a file")),
+    Case(
+        "prepare --out on a read-only file system",
+        prepare_on_a_read_only_place,
+        2,
+        ("TMP/data", "cannot write in TMP", "Read-only file system", "a place you can write"),
+    ),
+    Case(
+        "prepare a corpus of blank lines",
+        prepare_a_blank_corpus,
+        2,
+        ("blank.tsv", "all 5 lines are blank"),
+    ),
+    Case(
+        "import marian without vocab.json",
+        import_marian_without_vocab,
+        2,
+        ("vocab.json: missing", "source.spm, vocab.json", "copy the whole model directory"),
+    ),
     Case(
         "search.json not JSON",
         damaged_search_file('{"setting": {"alpha": 1.2,'),

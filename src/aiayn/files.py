@@ -43,14 +43,36 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+ELSEWHERE = "; choose a place you can write"
+
+
+def make_dir(path: Path) -> Path:
+    """Create the directory `path` (and its parents) if need be; an error names it and why."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise FileExistsError(f"{path}: is a file, not a directory; give a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise OSError(f"{path}: cannot create it ({err.strerror}){ELSEWHERE}") from None
+    return path
+
+
 @contextmanager
 def atomic_directory(target: Path) -> Iterator[Path]:
     """Yield an empty temporary directory beside `target`; once the block ends without an
     error it replaces `target` (a previous one is moved aside, then removed). Readers see the
     old directory or the new one, never a partial one."""
     target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{target.name}-", dir=target.parent))
+    if target.exists() and not target.is_dir():
+        raise FileExistsError(f"{target}: is a file, not a directory; give a new directory")
+    make_dir(target.parent)
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{target.name}-", dir=target.parent))
+    except OSError as err:
+        raise OSError(
+            f"{target}: cannot write in {target.parent} ({err.strerror}){ELSEWHERE}"
+        ) from None
     try:
         yield tmp
         replace_dir(tmp, target)

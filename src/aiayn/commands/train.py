@@ -88,7 +88,9 @@ def run_train(args: argparse.Namespace) -> int:
             if dist.is_main:
                 print(f"{no_run}: starting a new run there", file=sys.stderr)
         if resuming:
-            run, model_cfg, train_cfg = open_run(args.out)
+            run, model_cfg, train_cfg = open_run(args.out, args.data)
+            if args.data is not None and dist.is_main:
+                print(f"data: {run.data.root}", file=sys.stderr)
             changed, train_cfg = apply_overrides(model_cfg, train_cfg, overrides)
             if changed != model_cfg:
                 raise ValueError("a resumed run keeps its model; --set only training settings")

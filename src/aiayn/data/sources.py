@@ -149,14 +149,21 @@ def count_lines(path: Path) -> int:
     """Newline count, read in large blocks (fast; used to size the held-out splits). A file
     whose lines end in a bare CR (old Mac text) is an error that says how to convert it."""
     count = carriage_returns = 0
+    text = False  # a byte other than white space seen
     with open_input(Path(path)) as f:
         while block := _read_checked(f, path, 1 << 22):
             count += block.count(b"\n")
             carriage_returns += block.count(b"\r")
+            text = text or bool(block.strip())
     if carriage_returns > count:
         raise DataError(
             f"{path}: {carriage_returns:,} lines end in a bare carriage return (old Mac line "
             f"ends) and only {count:,} in a newline; convert it, e.g. "
             f"`tr '\\r' '\\n' < {path} > fixed.txt`, and give fixed.txt"
+        )
+    if count and not text:
+        raise DataError(
+            f"{path}: all {count:,} lines are blank; give a file with text on its lines (a "
+            "corpus: source<TAB>target on each)"
         )
     return count

@@ -37,6 +37,9 @@ class MarianImportError(ValueError):
     """A Marian directory we cannot read or represent; the message names file and field."""
 
 
+TOKENIZER_FILES = ("source.spm", "vocab.json")  # what our spm.model is made from
+
+
 def read_config(directory: Path) -> dict[str, Any]:
     path = directory / "config.json"
     if not path.is_file():
@@ -125,6 +128,11 @@ def our_state(
         )
 
     def vocab(t: torch.Tensor) -> torch.Tensor:
+        if t.shape[0] != len(rows):
+            raise MarianImportError(
+                f"{path}: a vocabulary tensor has {t.shape[0]} rows but config.json says "
+                f"vocab_size={len(rows)}; the weights and config.json come from different models"
+            )
         return torch.cat((torch.zeros(1, t.shape[1]), t[rows]))  # (V+1, D)
 
     state = {"src_embed.weight": vocab(get("model.shared.weight"))}
@@ -162,10 +170,7 @@ def write_tokenizer(directory: Path, config: dict[str, Any], rows: list[int], ou
     # imported by name, its attributes are typed Any.
     pb = importlib.import_module("sentencepiece.sentencepiece_model_pb2")
 
-    source, vocab_file = directory / "source.spm", directory / "vocab.json"
-    for path in (source, vocab_file):
-        if not path.is_file():
-            raise MarianImportError(f"{path}: missing; the Marian tokenizer files are needed")
+    source, vocab_file = (directory / name for name in TOKENIZER_FILES)
     vocab = json.loads(vocab_file.read_text(encoding="utf-8"))  # piece -> Marian id
     piece_of = {i: p for p, i in vocab.items()}
     if len(piece_of) != config["vocab_size"]:
@@ -207,6 +212,12 @@ def import_marian(directory: str | Path, out: str | Path) -> Path:
     if not directory.is_dir():
         raise MarianImportError(f"{directory}: not a directory")
     config = read_config(directory)
+    for path in (directory / name for name in TOKENIZER_FILES):  # before anything loads
+        if not path.is_file():
+            raise MarianImportError(
+                f"{path}: missing; the Marian tokenizer files ({', '.join(TOKENIZER_FILES)}) "
+                "are needed beside config.json: copy the whole model directory"
+            )
     cfg = model_config(config, directory / "config.json")
     rows = permutation(config)
     state = our_state(read_weights(directory), cfg, rows, directory / WEIGHTS)

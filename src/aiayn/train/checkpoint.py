@@ -14,7 +14,6 @@ import json
 import os
 import pickle  # only for its exception class: nothing here is unpickled
 import shutil
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from safetensors.torch import load_file, save_file
 
 from aiayn.config import TrainConfig
 from aiayn.data.batching import TokenBatchSampler
-from aiayn.files import atomic_directory, read_json, replace_dir
+from aiayn.files import atomic_directory, read_json
 from aiayn.layout import (
     CHECKPOINTS,
     CONFIG_FILE,
@@ -272,14 +271,9 @@ def average_checkpoints(paths: list[Path], out: Path) -> Path:
             raise ValueError(f"{path}: its weights do not match {paths[0]}'s; same run only")
         for name, tensor in weights.items():
             total[name] = total.get(name, 0) + tensor.double()
-    tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{out.name}-", dir=out.parent))
-    try:
+    with atomic_directory(out) as tmp:
         averaged = {k: (v / len(paths)).to(torch.float32).contiguous() for k, v in total.items()}
         save_file(averaged, str(tmp / WEIGHTS_FILE))
         shutil.copyfile(Path(paths[-1]) / CONFIG_FILE, tmp / CONFIG_FILE)
         shutil.copyfile(Path(paths[-1]) / TOKENIZER_FILE, tmp / TOKENIZER_FILE)
-        replace_dir(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return out

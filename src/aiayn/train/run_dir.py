@@ -11,6 +11,8 @@ from aiayn import layout
 from aiayn.config import ModelConfig, TrainConfig, check_keys
 from aiayn.data.data_dir import DataDir
 from aiayn.data.vocab import BOS_ID, EOS_ID, PAD_ID
+from aiayn.files import make_dir
+from aiayn.layout import DataFiles
 from aiayn.train.checkpoint import with_added_settings
 
 
@@ -41,9 +43,14 @@ def create_run(
     run = RunDir(root, data)
     if not write:
         return run
-    root.mkdir(parents=True, exist_ok=True)
+    make_dir(root)
     shutil.copyfile(data.tokenizer, run.tokenizer)
-    config = {"data": str(data.root.resolve()), "model": model.to_dict(), "train": train.__dict__}
+    config = {
+        "data": str(data.root.resolve()),
+        "data_meta": data.meta.__dict__,  # to know the same data again where it was moved
+        "model": model.to_dict(),
+        "train": train.__dict__,
+    }
     layout.write_run_config(root, config)
     return run
 
@@ -60,18 +67,49 @@ def check_special_ids(model: ModelConfig, tokenizer: Path) -> None:
             )
 
 
-def open_run(root: Path) -> tuple[RunDir, ModelConfig, TrainConfig]:
-    """An existing run, to resume: its data (opened), model and training configuration."""
+def open_run(root: Path, data: Path | None = None) -> tuple[RunDir, ModelConfig, TrainConfig]:
+    """An existing run, to resume: its data (opened), model and training configuration.
+
+    data: where the run's data directory is now, if it moved (None: where run.json says). It
+    must hold the same data: the same meta.json as when the run began, and the same spm.model
+    as the run's copy.
+    """
     config = layout.read_run_config(root, ["data", "model", "train"])
     path = Path(root) / layout.RUN_CONFIG
     check_keys(TrainConfig, config["train"], str(path))
     model = ModelConfig.from_dict(config["model"], str(path))
     train = TrainConfig(**with_added_settings(config["train"]))
-    return RunDir(Path(root), DataDir.open(config["data"])), model, train
+    if data is None or Path(data).resolve() == Path(config["data"]).resolve():
+        return RunDir(Path(root), DataDir.open(config["data"])), model, train
+    given = DataDir.open(data)
+    check_same_data(given, config, Path(root))
+    return RunDir(Path(root), given), model, train
+
+
+def check_same_data(given: DataDir, config: dict, root: Path) -> None:
+    """A data directory named when resuming must be the run's own, moved: refused otherwise."""
+    stored = Path(config["data"])
+    meta = config.get("data_meta")  # runs begun before it was recorded: the old directory's
+    if meta is None and DataFiles(stored).meta_file.is_file():
+        meta = DataDir.open(stored).meta.__dict__
+    same_vocabulary = (
+        given.tokenizer.read_bytes() == (root / layout.TOKENIZER_FILE).read_bytes()
+        if (root / layout.TOKENIZER_FILE).is_file()
+        else True
+    )
+    if not same_vocabulary or (meta is not None and given.meta.__dict__ != meta):
+        what = "spm.model" if not same_vocabulary else "meta.json"
+        raise ValueError(
+            f"--data {given.root}: not the data this run was trained on (its {what} differs "
+            f"from the run's, begun on {stored}); give the run's data directory where it is "
+            "now, or start a new run with another --out"
+        )
 
 
 def save_train_config(run: RunDir, train: TrainConfig) -> None:
-    """Record changed training settings (e.g. a longer max_steps when resuming)."""
+    """Record changed training settings (e.g. a longer max_steps when resuming) and where the
+    data is now."""
     config = layout.read_run_config(run.root, [])
     config["train"] = train.__dict__
+    config["data"] = str(run.data.root.resolve())  # where it is now, if it moved
     layout.write_run_config(run.root, config)
