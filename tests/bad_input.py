@@ -306,6 +306,11 @@ def serve_request(body: str) -> Callable[[Fixtures, Path], Outcome]:
     return case
 
 
+def serve_a_huge_body(f: Fixtures, tmp: Path) -> Outcome:
+    """50 MB in one request: refused by its declared size, before it is read."""
+    return serve_request('{"text": "' + "x" * 50_000_000 + '"}')(f, tmp)
+
+
 def one_bad_request_in_a_batch(f: Fixtures, tmp: Path) -> Outcome:
     """Eight requests in one dynamic batch, the model failing on one of them (a stand-in that
     answers each text distinctly); the code is the number of good requests that failed."""
@@ -643,6 +648,12 @@ CASES = [
         serve_request('{"text": "The dog sees.", "beem": 8}'),
         422,
         ("beem: Extra inputs are not permitted", "known: text, beam, nbest"),
+    ),
+    Case(
+        "serve: a 50 MB body",
+        serve_a_huge_body,
+        413,
+        ("request body of 50000012 bytes", "the limit is 388,608", "fewer or shorter texts"),
     ),
     Case(
         "serve: the model fails on 1 request of a batch of 8",

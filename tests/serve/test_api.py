@@ -45,6 +45,29 @@ def test_the_server_searches_with_the_runs_length_setting(client, tiny_run):
     assert search["origin"] == "set when the server started"
 
 
+def test_a_body_over_the_cap_is_refused_before_it_is_read(client):
+    cap = Limits(max_chars=200, max_texts=4).max_body
+    big = b'{"text": "' + b"x" * (cap + 10) + b'"}'
+    answer = client.post("/translate", content=big, headers={"content-type": "application/json"})
+    assert answer.status_code == 413
+    assert f"the limit is {cap:,}" in answer.json()["detail"]
+
+    def chunks():  # no Content-Length: counted as it arrives
+        yield b'{"text": "'
+        for _ in range(cap // 1000 + 1):
+            yield b"x" * 1000
+        yield b'"}'
+
+    answer = client.post(
+        "/translate", content=chunks(), headers={"content-type": "application/json"}
+    )
+    assert answer.status_code == 413 and "more than" in answer.json()["detail"]
+    escaped = json.dumps({"text": ["\U0001f600" * 200] * 4})  # each one escaped: \\ud83d\\ude00
+    assert len(escaped) > 4 * 200 * 12
+    ok = client.post("/translate", content=escaped, headers={"content-type": "application/json"})
+    assert ok.status_code == 200  # the longest body the per-text limits allow
+
+
 def test_one_text_and_a_list(client):
     one = client.post("/translate", json={"text": "The dog sees a cat."}).json()
     assert isinstance(one["translations"][0]["text"], str)

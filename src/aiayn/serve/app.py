@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from aiayn.config import DecodeConfig, EngineConfig
 from aiayn.engines import Translation, open_translator
 from aiayn.serve.batcher import DynamicBatcher, model_thread
+from aiayn.serve.body_limit import BodyLimit
 
 PAPER = DecodeConfig()  # the search's defaults: the paper's
 
@@ -29,6 +30,13 @@ class Limits:
     max_chars: int = 1000  # per text
     max_texts: int = 32  # per request
     max_beam: int = 8
+
+    @property
+    def max_body(self) -> int:
+        """Bytes a request body may have, checked before it is read: every text at its limit
+        with each character JSON-escaped at its longest (a surrogate pair, 12 bytes), and room
+        for the other fields."""
+        return self.max_texts * (12 * self.max_chars + 16) + 4096
 
 
 class TranslateRequest(BaseModel):
@@ -86,6 +94,7 @@ def create_app(
 
     app = FastAPI(title="aiayn", lifespan=lifespan)
     app.state.batcher = batcher
+    app.add_middleware(BodyLimit, max_bytes=limits.max_body)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, err: RequestValidationError) -> JSONResponse:
