@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup browser allocator test lint format demo clean
+.PHONY: setup browser allocator test lint format demo gpu-report clean
 
 setup: $(STAMP)
 
@@ -68,6 +68,15 @@ demo: setup allocator
 		"The king said to his servants: Go and bring water to the city." \
 		"Love your neighbor as yourself." \
 		| $(AIAYN) translate --model $(RUN)
+
+# The GPU report (benchmarks/gpu_report.py): every CUDA check and measurement in one command,
+# written to gpu-report/. Run where python3 holds a CUDA build of PyTorch (and transformers,
+# sacrebleu, sentencepiece); aiayn runs from src/, uninstalled. It prepares the Bible into
+# DATA unless it is there already.
+GPU_PYTHON ?= python3
+
+gpu-report:
+	PYTHONPATH=src $(GPU_PYTHON) benchmarks/gpu_report.py --data $(DATA)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

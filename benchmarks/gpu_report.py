@@ -1,0 +1,170 @@
+"""One command that proves aiayn on a GPU: every check and measurement, one report.
+
+    python benchmarks/gpu_report.py                      # on a CUDA machine (make gpu-report)
+    python benchmarks/gpu_report.py --device cpu --tiny  # every step on tiny shapes, < 1 min
+
+Steps (benchmarks/gpu_steps.py), each in its own child process with its own time limit, so
+that a failure or a hang is reported and the others still run:
+1. tests: the CUDA test suite (AIAYN_TEST_DEVICE) - model, decoding, training, nn - whose
+   tests run fp32 and bf16 autocast, then the fp16 tests;
+2. matmul: the card's measured bf16 and fp16 matrix-product rate (the peak for MFU);
+3. train_speed: the `base` preset (37,000-piece vocabulary) on batches of ~25,000 target
+   tokens with the Bible's real lengths, bf16: target tokens/s and MFU for aiayn eager, aiayn
+   under torch.compile, torch.nn.Transformer and Hugging Face MarianMTModel of the same size,
+   interleaved, medians; then `big` for aiayn alone;
+4. fp16: through aiayn's Trainer, an overflowing update is skipped and training goes on; a
+   CUDA out-of-memory error gives our message;
+5. decode: beam 4 at batch 1 and 64, aiayn fp32/bf16/fp16 against Hugging Face `generate` on
+   the same weights;
+6. train_run: `aiayn train` (small preset, short recipe, 600 updates) on the Bible with
+   validation BLEU.
+It prepares the Bible (`aiayn prepare`) when --data holds no prepared corpus, and writes
+OUT/gpu-report.json and OUT/gpu-report.md (a table for benchmarks/README.md) with the GPU's
+name, driver, torch version and commit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+STEPS = ("tests", "matmul", "train_speed", "fp16", "decode", "train_run")
+LIMITS = {"tests": 480, "matmul": 60, "train_speed": 480, "fp16": 120, "decode": 300}
+LIMITS["train_run"] = 480  # seconds each on a GPU; --tiny gives every step 120
+
+
+def machine(device: str) -> dict:
+    """What ran the report: GPU name and driver (nvidia-smi), torch, the commit, the date."""
+    import torch
+
+    info = {
+        "date": datetime.date.today().isoformat(),
+        "torch": torch.__version__,
+        "device": device,
+        "commit": git("describe", "--always", "--dirty"),
+    }
+    if device.startswith("cuda") and torch.cuda.is_available():
+        info["gpu"] = torch.cuda.get_device_name(0)
+        query = ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]
+        try:
+            info["driver"] = subprocess.run(query, capture_output=True, text=True).stdout.strip()
+        except OSError:
+            info["driver"] = "unknown (no nvidia-smi)"
+    else:
+        info["cpu"] = cpu_name()
+    return info
+
+
+def git(*args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
+    return done.stdout.strip() or "unknown"
+
+
+def cpu_name() -> str:
+    for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
+        if line.startswith("Model name:"):
+            return line.split(":", 1)[1].strip()
+    return "unknown"
+
+
+def prepared(data: Path, tiny: bool, work: Path) -> Path:
+    """A prepared corpus: with --tiny, a synthetic one of word pairs made in `work`; else
+    `data` if it holds one, or the Bible prepared there."""
+    cmd = [sys.executable, "-m", "aiayn", "prepare", "--no-progress"]
+    if tiny:
+        data, corpus = work / "data", work / "corpus.tsv"
+        words = [f"w{i}x{i * 7 % 13}" for i in range(300)]
+        lines = []
+        for i in range(600):
+            chosen = [words[(i * 37 + k * 11) % 300] for k in range(3 + i % 9)]
+            lines.append(" ".join(chosen) + "\t" + " ".join(w.upper() for w in chosen))
+        corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        cmd += ["--corpus", str(corpus), "--valid-size", "30", "--test-size", "30"]
+        cmd += ["--vocab-size", "64"]
+    elif (data / "meta.json").is_file():
+        return data
+    done = subprocess.run([*cmd, "--out", str(data)], cwd=ROOT, capture_output=True, text=True)
+    if done.returncode:
+        sys.exit(f"aiayn prepare failed: {done.stderr.strip()[-1000:]}")
+    return data
+
+
+def run_step(step: str, a: argparse.Namespace, data: Path) -> dict:
+    """One step in its own child process, within its time limit: its result, or what went
+    wrong (the exit code and the end of its error output, or the time it ran out)."""
+    out = a.out / f"{step}.json"
+    out.unlink(missing_ok=True)
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "gpu_steps.py"), step, "--device", a.device]
+    cmd += ["--data", str(data), "--work", str(a.out / "work"), "--json", str(out)]
+    cmd += ["--repeats", "2" if a.tiny else "5"] + (["--tiny"] if a.tiny else [])
+    limit = 120 if a.tiny else LIMITS[step]
+    started = time.monotonic()
+    try:
+        done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=limit)
+    except subprocess.TimeoutExpired:
+        return {"status": f"timed out after {limit} s", "seconds": limit}
+    seconds = round(time.monotonic() - started, 1)
+    if done.returncode or not out.is_file():
+        tail = done.stderr.strip().splitlines()[-3:]
+        return {
+            "status": f"failed (exit {done.returncode}): {' | '.join(tail)}",
+            "seconds": seconds,
+        }
+    return {"status": "ok", "seconds": seconds, "result": json.loads(out.read_text())}
+
+
+def markdown(report: dict) -> str:
+    """A table per step, to paste into benchmarks/README.md."""
+    m = report["machine"]
+    where = m.get("gpu", m.get("cpu", "?")) + (f", driver {m['driver']}" if "driver" in m else "")
+    lines = [f"{m['date']}, {where}, torch {m['torch']}, commit {m['commit']}", ""]
+    lines += ["| step | status | seconds | result |", "|---|---|---|---|"]
+    for step, found in report["steps"].items():
+        result = json.dumps(found.get("result", ""), separators=(", ", ": "))
+        lines.append(f"| {step} | {found['status']} | {found['seconds']} | `{result}` |")
+    return "\n".join(lines) + "\n"
+
+
+def write(path: Path, text: str) -> None:
+    """Written whole or not at all."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="cuda", help="cuda (default), cuda:1, ... or cpu")
+    parser.add_argument("--tiny", action="store_true", help="tiny shapes: checks the command")
+    parser.add_argument("--data", type=Path, default=ROOT / "data" / "en-de")
+    parser.add_argument("--out", type=Path, default=ROOT / "gpu-report")
+    parser.add_argument("--steps", nargs="+", choices=STEPS, default=list(STEPS))
+    a = parser.parse_args()
+    from aiayn.devices import usable_device
+
+    try:
+        usable_device(a.device)
+    except ValueError as err:
+        sys.exit(f"{err}; check the command itself with --device cpu --tiny")
+    (a.out / "work").mkdir(parents=True, exist_ok=True)
+    data = prepared(a.data, a.tiny, a.out / "work")
+    report = {"machine": machine(a.device), "tiny": a.tiny, "steps": {}}
+    for step in a.steps:
+        print(f"{step} ...", file=sys.stderr, flush=True)
+        report["steps"][step] = found = run_step(step, a, data)
+        print(f"{step}: {found['status']} ({found['seconds']} s)", file=sys.stderr, flush=True)
+    write(a.out / "gpu-report.json", json.dumps(report, indent=2) + "\n")
+    write(a.out / "gpu-report.md", markdown(report))
+    print(markdown(report))
+    return int(any(s["status"] != "ok" for s in report["steps"].values()))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

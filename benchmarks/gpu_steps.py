@@ -1,0 +1,380 @@
+"""The steps of `benchmarks/gpu_report.py`, each run in its own child process:
+
+    python benchmarks/gpu_steps.py STEP --device cuda|cpu [--tiny] --data DIR --work DIR --json FILE
+
+tests | matmul | train_speed | fp16 | decode | train_run. Each writes its result as JSON to
+FILE; an exception is the parent's to report. `--tiny` runs the same code on tiny shapes (the
+test suite runs it on the CPU so that it keeps working until a GPU is lent).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def timed(fn: Callable[[], object], device: torch.device) -> float:
+    sync(device)
+    start = time.perf_counter()
+    fn()
+    sync(device)
+    return time.perf_counter() - start
+
+
+def half_dtypes(device: torch.device) -> dict[str, torch.dtype]:
+    """bf16 and fp16 on CUDA; the CPU has no fp16 autocast for training: bf16 alone."""
+    dtypes = {"bf16": torch.bfloat16}
+    if device.type == "cuda":
+        dtypes["fp16"] = torch.float16
+    return dtypes
+
+
+# -- 1. the test suite on the device ------------------------------------------------------------
+
+
+def tests(a: argparse.Namespace) -> dict:
+    """pytest with the device as torch's default (tests/conftest.py): the model, decoding,
+    training and nn tests (fp32 and bf16 autocast inside them), then the fp16 tests."""
+    env = os.environ | {"AIAYN_TEST_DEVICE": a.device}
+    suites = {"fp32 and bf16": ["tests/model", "tests/decode", "tests/train", "tests/nn"]}
+    suites["fp16"] = [*suites["fp32 and bf16"], "-k", "fp16"]
+    if a.tiny:  # a few files: the plumbing, not the suite
+        suites = {"fp32 and bf16": ["tests/decode/test_rules.py"]}
+        suites["fp16"] = ["tests/train/test_fp16.py"]
+    out = {}
+    for name, args in suites.items():
+        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args]
+        done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+        summary = (done.stdout.strip().splitlines() or [""])[-1]
+        out[name] = {"exit": done.returncode, "summary": summary}
+    failed = [name for name, found in out.items() if found["exit"]]
+    if failed:  # the parent reports the step as failed, with this
+        raise RuntimeError(f"tests failed: {json.dumps(out)}")
+    return out
+
+
+# -- 2. the card's matrix-product rate ----------------------------------------------------------
+
+
+def matmul(a: argparse.Namespace) -> dict:
+    """TFLOP/s of a large square matrix product per half-precision type: the peak for MFU."""
+    device, size, reps = torch.device(a.device), (256 if a.tiny else 8192), (3 if a.tiny else 20)
+    out = {}
+    for name, dtype in ({"bf16": torch.bfloat16, "fp16": torch.float16}).items():
+        x = torch.randn(size, size, device=device, dtype=dtype)
+        x @ x  # warm up
+        seconds = timed(lambda x=x: [x @ x for _ in range(reps)], device)
+        out[name] = round(2 * size**3 * reps / seconds / 1e12, 3)
+    return {"tflops": out, "size": size}
+
+
+# -- 3. training speed against the peers --------------------------------------------------------
+
+
+def batches(a: argparse.Namespace, cfg, max_tokens: int, n: int, device: torch.device):
+    """`n` token-budget batches with the Bible's real lengths (TokenBatchSampler over the
+    prepared training split), random ids of the model's vocabulary, on the device."""
+    from aiayn.data.batching import TokenBatchSampler
+    from aiayn.data.dataset import ParallelData
+
+    data = ParallelData(a.data, "train")
+    sampler = TokenBatchSampler(data.src_lengths, data.tgt_lengths, max_tokens, seed=1)
+    g = torch.Generator().manual_seed(0)
+    found = []
+    for _, ix in zip(range(n), sampler, strict=False):
+        b = data.collate(ix, 8)
+        src, tgt_in, tgt_out = (t.clone() for t in (b.src, b.tgt_in, b.tgt_out))
+        for t in (src, tgt_in, tgt_out):  # real tokens get ids anywhere in the vocabulary
+            real = t > 3
+            t[real] = torch.randint(4, cfg.vocab_size, (int(real.sum()),), generator=g)
+        tgt_in[:, 1:] = tgt_out[:, :-1].masked_fill(tgt_out[:, :-1] == cfg.eos_id, cfg.pad_id)
+        found.append((src.to(device), tgt_in.to(device), tgt_out.to(device)))
+    return found
+
+
+def train_flops(cfg, src, tgt_in) -> float:
+    from train_bench import model_flops
+
+    S, T = src.shape[1], tgt_in.shape[1]
+    B = src.shape[0]
+    return model_flops(cfg, B * S, B * T, B * S * S, B * T * T)
+
+
+def aiayn_step(cfg, device: torch.device, compiled: bool, tiny: bool = False):
+    """aiayn's training step as `aiayn train` runs it: the projection and label-smoothed loss
+    on real target positions only, fused Adam, bf16 autocast."""
+    from aiayn.model import Transformer
+    from aiayn.train.loss import projected_smoothed_loss
+
+    model = Transformer(cfg).to(device).train()
+    # --tiny checks the plumbing: torch.compile without Inductor's minute of compiling on a CPU
+    net = torch.compile(model, backend="eager" if tiny else "inductor") if compiled else model
+    opt = torch.optim.Adam(model.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9, fused=True)
+
+    def step(src, tgt_in, tgt_out) -> None:
+        real = tgt_out != cfg.pad_id
+        with torch.autocast(device.type, dtype=torch.bfloat16):
+            states = net(src, tgt_in, real, project=False)
+            loss, _ = projected_smoothed_loss(
+                states, model.output_weight, tgt_out[real], 0.1, cfg.pad_id
+            )
+        (loss / real.sum()).backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    return step
+
+
+def peer_step(model, forward, device: torch.device):
+    """A plain training step as a torch or Hugging Face user writes it: their cross-entropy."""
+    model.to(device).train()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, betas=(0.9, 0.98))
+    pad = model_pad(model)
+
+    def step(src, tgt_in, tgt_out) -> None:
+        with torch.autocast(device.type, dtype=torch.bfloat16):
+            logits = forward(src, tgt_in)
+        loss = torch.nn.functional.cross_entropy(
+            logits.flatten(0, 1).float(), tgt_out.flatten(), ignore_index=pad, label_smoothing=0.1
+        )
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    return step
+
+
+def model_pad(model) -> int:
+    return model.cfg.pad_id if hasattr(model, "cfg") else model.config.pad_token_id
+
+
+def train_speed(a: argparse.Namespace) -> dict:
+    """Target tokens/s and MFU of one bf16 training step, systems interleaved, medians."""
+    from peers import TorchTransformer, hf_marian
+
+    from aiayn.config import preset
+
+    device = torch.device(a.device)
+    torch.set_default_device(device)  # the peers build their masks without a device
+    peak = matmul(a)["tflops"]["bf16"] * 1e12
+    out = {}
+    sizes = [("tiny", 300, 3)] if a.tiny else [("base", 25_000, 8)]
+    for name, max_tokens, n in sizes:
+        cfg = preset(name, vocab_size=64 if a.tiny else 37_000, dropout=0.1)
+        data = batches(a, cfg, max_tokens, n, device)
+        torch_model, marian = TorchTransformer(cfg), hf_marian(cfg)
+
+        def marian_forward(src, tgt_in, marian=marian, pad=cfg.pad_id):
+            return marian(input_ids=src, attention_mask=src != pad, decoder_input_ids=tgt_in).logits
+
+        systems = {
+            "aiayn eager": aiayn_step(cfg, device, compiled=False),
+            "aiayn torch.compile": aiayn_step(cfg, device, compiled=True, tiny=a.tiny),
+            "torch.nn.Transformer": peer_step(torch_model, torch_model, device),
+            "HF Marian": peer_step(marian, marian_forward, device),
+        }
+        out[name] = measure_training(systems, data, cfg, device, peak, a.repeats)
+    if not a.tiny:  # the big model, aiayn alone
+        cfg = preset("big", vocab_size=37_000, dropout=0.3)
+        data = batches(a, cfg, 25_000, 8, device)
+        out["big"] = measure_training(
+            {"aiayn eager": aiayn_step(cfg, device, False)}, data, cfg, device, peak, a.repeats
+        )
+    return {"peak_bf16_tflops": round(peak / 1e12, 3), "presets": out}
+
+
+def measure_training(systems: dict, data: list, cfg, device, peak: float, repeats: int) -> dict:
+    tokens = sum(int((t != cfg.pad_id).sum()) for _, _, t in data)
+    flops = sum(train_flops(cfg, s, t) for s, t, _ in data)
+    rates: dict[str, list[float]] = {name: [] for name in systems}
+    for repeat in range(repeats + 1):  # round 0 warms up (and compiles)
+        for name, step in systems.items():
+            seconds = timed(lambda step=step: [step(*b) for b in data], device)
+            if repeat:
+                rates[name].append(tokens / seconds)
+    out = {}
+    for name, r in rates.items():
+        median = statistics.median(r)
+        out[name] = {
+            "tokens_per_s": round(median),
+            "min": round(min(r)),
+            "max": round(max(r)),
+            "mfu": round(flops * median / tokens / peak, 4),
+        }
+    return out
+
+
+# -- 4. fp16: the gradient scaler and the out-of-memory message ---------------------------------
+
+
+def fp16(a: argparse.Namespace) -> dict:
+    """Through aiayn's own Trainer: an update whose loss overflows is skipped (weights kept,
+    the scale lowered) and the next one trains; a CUDA out-of-memory error in a batch ends the
+    run with our message (a TrainingError), not a traceback. On the CPU, where fp16 training is
+    refused, bf16 runs the same path without a scaler."""
+    from aiayn.config import TrainConfig, preset
+    from aiayn.data.data_dir import DataDir
+    from aiayn.train.distributed import Distributed
+    from aiayn.train.run_dir import create_run
+    from aiayn.train.step_stats import StopFlags
+    from aiayn.train.trainer import Trainer, TrainingError
+
+    precision = "fp16" if a.device.startswith("cuda") else "bf16"
+    data = DataDir.open(a.data)
+    cfg = preset("tiny" if a.tiny else "small", vocab_size=data.meta.vocab_size)
+    train_cfg = TrainConfig(precision=precision, max_tokens=300 if a.tiny else 4096, warmup=10)
+    shutil.rmtree(Path(a.work) / "fp16-run", ignore_errors=True)
+    run = create_run(Path(a.work) / "fp16-run", data, cfg, train_cfg)
+    trainer = Trainer(cfg, train_cfg, run, Distributed.from_env(a.device), progress=False)
+    stream = trainer.batches()
+    before = [p.detach().clone() for p in trainer.model.parameters()]
+    scale = trainer.scaler.get_scale()
+    forward = trainer.net.forward
+    trainer.net.forward = lambda *x, **k: forward(*x, **k) * float("inf")  # type: ignore[method-assign]
+    trainer.update([next(stream)], StopFlags())
+    kept = all(torch.equal(p, q) for p, q in zip(before, trainer.model.parameters(), strict=True))
+    lowered = trainer.scaler.get_scale() < scale if precision == "fp16" else True
+    trainer.net.forward = forward  # type: ignore[method-assign]
+    stats = trainer.update([next(stream)], StopFlags())
+    moved = any(
+        not torch.equal(p, q) for p, q in zip(before, trainer.model.parameters(), strict=True)
+    )
+
+    def out_of_memory(*x, **k):
+        raise torch.cuda.OutOfMemoryError("CUDA out of memory (forced by gpu_report)")
+
+    trainer.net.forward = out_of_memory  # type: ignore[method-assign]
+    try:
+        trainer.update([next(stream)], StopFlags())
+        message = ""
+    except TrainingError as err:
+        message = str(err)
+    return {
+        "precision": precision,
+        "overflow_skipped_weights_kept": kept,
+        "scale_lowered": lowered,
+        "next_update_trained": moved and stats.loss == stats.loss,
+        "oom_message": message,
+        "ok": kept and lowered and moved and "lower --max-tokens" in message,
+    }
+
+
+# -- 5. decoding against Hugging Face generate --------------------------------------------------
+
+
+def decode(a: argparse.Namespace) -> dict:
+    """Beam 4 at batch 1 and a large batch: aiayn (half precision) against Hugging Face
+    `generate` on the same weights; target tokens/s, medians over repeats."""
+    from peers import marian_like
+
+    from aiayn.config import DecodeConfig, preset
+    from aiayn.decode.beam import beam_search
+    from aiayn.model import Transformer
+
+    device = torch.device(a.device)
+    torch.manual_seed(0)
+    cfg = preset("tiny" if a.tiny else "base", vocab_size=64 if a.tiny else 37_000)
+    cfg = cfg.replace(positional="concatenated")  # Marian's layout: the same weights serve both
+    ours = Transformer(cfg).eval()
+    marian = marian_like(ours).to(device)
+    out: dict = {}
+    search = DecodeConfig(beam=4, max_len_a=0.0, max_len_b=30)
+    for batch in (1, 4) if a.tiny else (1, 64):
+        src = torch.randint(4, cfg.vocab_size, (batch, 20), device=device)
+        src[:, -1] = cfg.eos_id
+        for name, dtype in ({"fp32": torch.float32} | half_dtypes(device)).items():
+            model = copy.deepcopy(ours).to(device=device, dtype=dtype).eval()
+            found: list = []
+
+            def ours_once(model=model, found=found, src=src) -> None:
+                found[:] = beam_search(model, src, search)
+
+            rate = rates(ours_once, device, a.repeats)
+            tokens = sum(len(h[0].tokens) + 1 for h in found)
+            out[f"aiayn {name} batch {batch}"] = round(tokens * rate)
+        hf_found: list = []
+
+        def hf(src=src, hf_found=hf_found) -> None:
+            hf_found[:] = [marian.generate(input_ids=src, num_beams=4, max_new_tokens=30)]
+
+        rate = rates(hf, device, a.repeats)
+        tokens = int((hf_found[0][:, 1:] != cfg.pad_id).sum())
+        out[f"HF generate fp32 batch {batch}"] = round(tokens * rate)
+    return {"target_tokens_per_s": out}
+
+
+def rates(fn: Callable[[], object], device: torch.device, repeats: int) -> float:
+    """Calls per second: the median over repeats, after one warm-up call."""
+    with torch.inference_mode():
+        fn()
+        return 1 / statistics.median(timed(fn, device) for _ in range(repeats))
+
+
+# -- 6. a short real training run ---------------------------------------------------------------
+
+
+def train_run(a: argparse.Namespace) -> dict:
+    """`aiayn train` end to end on the prepared corpus, with validation BLEU."""
+    run = Path(a.work) / "train-run"
+    shutil.rmtree(run, ignore_errors=True)  # a new run each time
+    steps = "4" if a.tiny else "600"
+    cmd = [sys.executable, "-m", "aiayn", "train", "--data", str(a.data), "--out", str(run)]
+    cmd += ["--preset", "tiny" if a.tiny else "small", "--recipe", "short", "--max-steps", steps]
+    cmd += ["--device", a.device, "--no-progress"]
+    if a.tiny:
+        cmd += ["--max-tokens", "300", "--set", "valid_every=0", "valid_bleu_sentences=20"]
+        cmd += ["log_every=1"]
+    started = time.monotonic()
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(f"aiayn train exited {done.returncode}: {done.stderr[-2000:]}")
+    metrics = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    valid = [m for m in metrics if m["kind"] in ("valid", "averaged")]
+    train = [m["tokens_per_s"] for m in metrics if m["kind"] == "train"]
+    return {
+        "steps": int(steps),
+        "minutes": round((time.monotonic() - started) / 60, 2),
+        "valid_bleu": [round(m["bleu"], 2) for m in valid],
+        "tokens_per_s": round(statistics.median(train)) if train else None,
+    }
+
+
+STEPS = {f.__name__: f for f in (tests, matmul, train_speed, fp16, decode, train_run)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("step", choices=list(STEPS))
+    parser.add_argument("--device", default="cuda")
+    parser.add_argument("--tiny", action="store_true")
+    parser.add_argument("--data", type=Path, required=True)
+    parser.add_argument("--work", type=Path, required=True)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--json", type=Path, required=True)
+    a = parser.parse_args()
+    result = STEPS[a.step](a)
+    a.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
