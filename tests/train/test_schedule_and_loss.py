@@ -117,6 +117,7 @@ def test_projected_loss_equals_projecting_then_the_loss(eps, monkeypatch):
     """The fused projection + loss: the same values and gradients as the two steps apart,
     over several row chunks, padding included."""
     monkeypatch.setattr(loss_module, "PROJECTED_CHUNK_ELEMENTS", 11 * 2)  # float64: 4 rows a chunk
+    monkeypatch.setattr(loss_module, "GPU_CHUNK_ELEMENTS", 11 * 4)  # the same on a GPU
     torch.manual_seed(3)
     states = torch.randn(15, 6, dtype=torch.float64, requires_grad=True)
     weight = torch.randn(11, 6, dtype=torch.float64, requires_grad=True)
@@ -150,3 +151,14 @@ def test_projected_loss_under_bf16_autocast_is_close_to_fp32():
     for g16, g32 in zip(grads16, grads32, strict=True):
         assert g16.dtype == torch.float32
         assert ((g16 - g32).norm() / g32.norm()).item() < 0.02
+
+
+def test_a_gpu_takes_few_large_chunks_and_a_cpu_cache_sized_ones():
+    """The CUDA branch's logic, checked on any machine: the base model's 37,000-piece output on
+    a 25,000-token batch is 4 chunks on a GPU; on a CPU, blocks of 2M (16-bit) or 4M (float32)
+    elements, as measured there."""
+    cuda, cpu, V = torch.device("cuda"), torch.device("cpu"), 37_000
+    assert -(-25_000 // loss_module.chunk_rows(V, torch.bfloat16, cuda)) == 4
+    assert loss_module.chunk_rows(V, torch.bfloat16, cpu) == (1 << 21) // V
+    assert loss_module.chunk_rows(V, torch.float32, cpu) == (1 << 22) // V
+    assert loss_module.chunk_rows(10**9, torch.float32, cuda) == 1  # never zero rows

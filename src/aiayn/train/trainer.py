@@ -95,8 +95,9 @@ class Trainer:
         self.ddp = DistributedDataParallel(self.model, device_ids=ids) if dist.enabled else None
         self.net: torch.nn.Module = self.model if self.ddp is None else self.ddp
         self._stop_signal = False
-        # Bounded memory on batches of changing shapes (see host_memory).
-        self._release_heap = heap_trimmer(train_cfg.trim_heap)
+        # Bounded memory on batches of changing shapes (see host_memory): the CPU's tensors live
+        # in the C heap; a GPU's do not, so there is nothing there worth a trim per update.
+        self._release_heap = heap_trimmer(train_cfg.trim_heap and dist.device.type == "cpu")
         self._check_precision()
 
     # -- set-up ------------------------------------------------------------------------------

@@ -88,7 +88,8 @@ def validate(
     data_dir: an opened data directory, or its path (opened here)."""
     data_dir = DataDir.open(data_dir)
     data = ParallelData(data_dir, "valid")
-    release = heap_trimmer(cfg.trim_heap)  # validation is a run's memory peak (host_memory)
+    on_cpu = next(model.parameters()).device.type == "cpu"  # a GPU's tensors: not in the heap
+    release = heap_trimmer(cfg.trim_heap and on_cpu)  # validation: a run's memory peak
     loss, nll = validation_loss(model, data, cfg, autocast, release)
     release()  # the loss batches' free pages, before decoding allocates anew
     greedy = DecodeConfig(beam=1, max_tokens=cfg.max_tokens)
