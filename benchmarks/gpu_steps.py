@@ -99,14 +99,16 @@ def batches(a: argparse.Namespace, cfg, max_tokens: int, n: int, device: torch.d
 
     data = ParallelData(a.data, "train")
     sampler = TokenBatchSampler(data.src_lengths, data.tgt_lengths, max_tokens, seed=1)
-    g = torch.Generator().manual_seed(0)
+    g = torch.Generator(device="cpu").manual_seed(0)  # the batches are made on the CPU
     found = []
     for _, ix in zip(range(n), sampler, strict=False):
         b = data.collate(ix, 8)
         src, tgt_in, tgt_out = (t.clone() for t in (b.src, b.tgt_in, b.tgt_out))
         for t in (src, tgt_in, tgt_out):  # real tokens get ids anywhere in the vocabulary
             real = t > 3
-            t[real] = torch.randint(4, cfg.vocab_size, (int(real.sum()),), generator=g)
+            t[real] = torch.randint(
+                4, cfg.vocab_size, (int(real.sum()),), generator=g, device="cpu"
+            )
         tgt_in[:, 1:] = tgt_out[:, :-1].masked_fill(tgt_out[:, :-1] == cfg.eos_id, cfg.pad_id)
         found.append((src.to(device), tgt_in.to(device), tgt_out.to(device)))
     return found
