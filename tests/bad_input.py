@@ -1,4 +1,4 @@
-"""The bad-input suite: every case of issue 16, tried as a new user would, on a tiny run.
+"""The bad-input suite: every case of issue 16 and after, tried as a new user would, on a tiny run.
 
 Each case sets up its own copy of a prepared directory or a run, does one bad thing through the
 command line (in process, as `aiayn ...`), and reports the exit code, the message and whether
@@ -10,115 +10,34 @@ data was lost. `tests/test_bad_input.py` asserts every row; run this module to p
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import hashlib
-import io
 import json
 import os
 import shutil
 import sys
 import tempfile
-import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from unittest import mock
 
 import torch
 
 from aiayn import Transformer, layout, preset
-from aiayn.cli import main
-from aiayn.data.prepare import PrepareOptions, prepare
-from tests.data.conftest import synthetic_pairs, write_tsv
-
-TINY = [
-    "--preset",
-    "tiny",
-    "--max-tokens",
-    "160",
-    "--update-freq",
-    "2",
-    "--no-progress",
-    "--set",
-    "valid_every=0",
-    "save_minutes=0",
-    "log_every=1",
-    "warmup=20",
-    "save_every=2",
-]
-SMALL_PREPARE = ["--valid-size", "20", "--test-size", "20", "--vocab-size", "64", "--no-progress"]
-
-
-@dataclass(frozen=True)
-class Outcome:
-    code: int  # exit status; 1 = an uncaught exception (a traceback)
-    message: str  # what the user read on stderr
-    kept: bool = True  # the user's data is whole afterwards (and any setting asked for kept)
-    traceback: bool = False
-
-
-@dataclass(frozen=True)
-class Fixtures:
-    """What the cases start from (never changed by them: they copy it)."""
-
-    corpus: Path  # a good TSV corpus
-    data: Path  # prepared from it
-    run: Path  # trained 6 steps, a checkpoint every 2
-    big_data: Path  # another preparation with a larger vocabulary
-
-
-def make_fixtures(root: Path, data: Path | None = None) -> Fixtures:
-    corpus = write_tsv(root / "corpus.tsv", synthetic_pairs(400, seed=11))
-    sizes = dict(valid_size=20, test_size=20, progress=False)
-    if data is None:
-        data = root / "data"
-        prepare(PrepareOptions(out=data, corpus=str(corpus), vocab_size=64, **sizes))
-    big = root / "big-data"
-    prepare(PrepareOptions(out=big, corpus=str(corpus), vocab_size=100, **sizes))
-    run = root / "run"
-    outcome = aiayn(["train", "--data", str(data), "--out", str(run), *TINY, "--max-steps", "6"])
-    assert outcome.code == 0, outcome.message
-    return Fixtures(corpus, data, run, big)
-
-
-def aiayn(argv: list[str]) -> Outcome:
-    """Run the command line in process; an exception that escapes it is a traceback."""
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-        try:
-            code = main(argv)
-        except SystemExit as exit_:  # argparse's own refusals
-            code = int(exit_.code or 0)
-        except Exception:
-            traceback.print_exc(file=err)
-            return Outcome(1, err.getvalue(), traceback=True)
-    return Outcome(code, err.getvalue())
-
-
-def digest(directory: Path) -> str:
-    """A hash of every file under a directory (to see that nothing changed)."""
-    h = hashlib.sha256()
-    for path in sorted(p for p in Path(directory).rglob("*") if p.is_file()):
-        h.update(str(path.relative_to(directory)).encode() + path.read_bytes())
-    return h.hexdigest()
-
-
-def copy(src: Path, dst: Path) -> Path:
-    shutil.copytree(src, dst)
-    return dst
-
-
-def with_data(run: Path, data: Path) -> Path:
-    """Point a copied run's run.json at a copied data directory."""
-    config = json.loads((run / "run.json").read_text())
-    config["data"] = str(data)
-    (run / "run.json").write_text(json.dumps(config))
-    return run
-
-
-def cut(path: Path, size: int) -> None:
-    path.write_bytes(path.read_bytes()[:size])
-
+from tests.bad_input_kit import (
+    SMALL_PREPARE,
+    TINY,
+    Case,
+    Fixtures,
+    Outcome,
+    aiayn,
+    argv_case,
+    copy,
+    cut,
+    digest,
+    make_fixtures,
+    serve_request,
+    translate_with,
+    with_data,
+)
 
 # -- the cases: (fixtures, a fresh directory) -> Outcome ---------------------------------------
 
@@ -288,24 +207,6 @@ def disk_full_while_saving(f: Fixtures, tmp: Path) -> Outcome:
     return Outcome(out.code, out.message, kept, out.traceback)
 
 
-def serve_request(body: str) -> Callable[[Fixtures, Path], Outcome]:
-    """POST a raw JSON body to the API serving the tiny run; the HTTP status is the code."""
-
-    def case(f: Fixtures, tmp: Path) -> Outcome:
-        from fastapi.testclient import TestClient
-
-        from aiayn.serve.app import create_app
-
-        with TestClient(create_app(f.run)) as client:
-            response = client.post(
-                "/translate", content=body.encode(), headers={"Content-Type": "application/json"}
-            )
-            alive = client.post("/translate", json={"text": "The dog sees."}).status_code == 200
-        return Outcome(response.status_code, response.json()["detail"], alive)
-
-    return case
-
-
 def serve_a_huge_body(f: Fixtures, tmp: Path) -> Outcome:
     """50 MB in one request: refused by its declared size, before it is read."""
     return serve_request('{"text": "' + "x" * 50_000_000 + '"}')(f, tmp)
@@ -337,14 +238,6 @@ def one_bad_request_in_a_batch(f: Fixtures, tmp: Path) -> Outcome:
     return Outcome(7 - len(good), f"the bad request got: {got[7]}", right)
 
 
-def argv_case(*argv: str) -> Callable[[Fixtures, Path], Outcome]:
-    def case(f: Fixtures, tmp: Path) -> Outcome:
-        names = {"RUN": str(f.run), "DATA": str(f.data), "TMP": str(tmp)}
-        return aiayn([names.get(a, a).replace("TMP", str(tmp)) for a in argv])
-
-    return case
-
-
 def compile_without_a_compiler(f: Fixtures, tmp: Path) -> Outcome:
     """`translate --compile` where no C++ compiler is to be found (and nothing compiled yet)."""
     (tmp / "in.txt").write_text("The dog sees a cat.\n")
@@ -363,14 +256,6 @@ def damaged_search_file(text: str) -> Callable[[Fixtures, Path], Outcome]:
         (layout.best_dir(run) / layout.SEARCH_FILE).write_text(text)
         (tmp / "in.txt").write_text("The dog sees a cat.\n")
         return aiayn(["translate", "--model", str(run), "--input", str(tmp / "in.txt")])
-
-    return case
-
-
-def translate_with(*flags: str) -> Callable[[Fixtures, Path], Outcome]:
-    def case(f: Fixtures, tmp: Path) -> Outcome:
-        (tmp / "in.txt").write_text("The dog sees a cat.\n")
-        return aiayn(["translate", "--model", str(f.run), "--input", str(tmp / "in.txt"), *flags])
 
     return case
 
@@ -446,14 +331,6 @@ def import_marian_without_vocab(f: Fixtures, tmp: Path) -> Outcome:
     marian_dir(f.data, tmp / "marian")
     (tmp / "marian" / "vocab.json").unlink()
     return aiayn(["import", "marian", str(tmp / "marian"), "--out", str(tmp / "ours")])
-
-
-@dataclass(frozen=True)
-class Case:
-    name: str
-    run: Callable[[Fixtures, Path], Outcome]
-    code: int  # the exit code expected
-    says: tuple[str, ...]  # what the message must name
 
 
 CASES = [
@@ -686,6 +563,10 @@ CASES = [
         ("--device cuda:99", "GPU"),
     ),
 ]
+
+
+# Newer areas keep their cases in their own modules, tests/bad_input_<area>.py, each with a list
+# CASES built from tests/bad_input_kit.py; add yours here: `CASES += bad_input_<area>.CASES`.
 
 
 def run_case(case: Case, fixtures: Fixtures, tmp: Path) -> Outcome:
