@@ -220,6 +220,8 @@ class DecodeConfig(FrozenConfig):
     max_tokens: int = 4096  # padded source tokens per batch
     max_input_tokens: int = 1024  # the longest input line, in pieces...
     too_long: str = "truncate"  # ...and what happens to a longer one: truncate | skip | error
+    max_output_tokens: int = 0  # a cap on a * S + b (eos included); 0 = none (the server's budget)
+    deadline: float = 0.0  # time.monotonic() past which a search stops (OverBudgetError); 0 = none
 
     def __post_init__(self) -> None:
         for value, allowed, what in (
@@ -239,6 +241,10 @@ class DecodeConfig(FrozenConfig):
         if self.no_repeat_ngram < 0:
             raise ValueError(
                 f"no_repeat_ngram must be 0 (off) or an n-gram size, not {self.no_repeat_ngram}"
+            )
+        if self.max_output_tokens < 0:
+            raise ValueError(
+                f"max_output_tokens must be 0 (no cap) or more: {self.max_output_tokens}"
             )
         if self.max_tokens < 1 or self.max_input_tokens < 1:
             raise ValueError(

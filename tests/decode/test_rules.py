@@ -70,3 +70,48 @@ def test_finished_rows_leave_the_batch_in_few_reorders():
     out = greedy_decode(EndsAtItsRow(), src, DecodeConfig(beam=1))
     assert out == [[A] * r for r in range(8)]
     assert reorders == [4, 2, 1]
+
+
+def test_the_output_cap_bounds_every_search():
+    """The server's budget of output tokens: a * S + b, at most the cap (eos included), for
+    beam search, greedy decoding and sampling alike."""
+    from aiayn.config import DecodeConfig
+    from aiayn.decode.beam import beam_search
+    from aiayn.decode.greedy import greedy_decode
+    from aiayn.decode.sampling import Sampler
+    from tests.conftest import padded_batch, tiny_model
+
+    src = torch.tensor([[5, 6, 7, 2], [5, 2, 0, 0]])
+    assert max_lengths(src, 0, 1.0, 50, cap=6).tolist() == [6, 6]
+    assert max_lengths(src, 0, 1.0, 3, cap=6).tolist() == [6, 5]  # under the cap: unchanged
+    model = tiny_model(3)
+    src = padded_batch([9, 5], model.cfg, seed=4)
+    src[:, -1] = model.cfg.eos_id  # no eos inside a sentence: it is the last token here
+    free = DecodeConfig(beam=3, min_len=20)  # eos held back: each output runs to its limit
+    capped = free.replace(max_output_tokens=6)
+    assert all(len(h[0].tokens) >= 20 for h in beam_search(model, src, free))
+    assert all(len(h[0].tokens) == 5 for h in beam_search(model, src, capped))
+    assert all(len(y) == 5 for y in greedy_decode(model, src, capped))
+    assert all(len(y) <= 5 for y in Sampler(capped.replace(sample=True))(model, src, [0, 1]))
+
+
+def test_a_search_past_its_deadline_stops_with_a_clear_error():
+    import time
+
+    import pytest
+
+    from aiayn.config import DecodeConfig
+    from aiayn.decode.beam import beam_search
+    from aiayn.decode.greedy import greedy_decode
+    from aiayn.decode.rules import OverBudgetError
+    from tests.conftest import padded_batch, tiny_model
+
+    model = tiny_model(3)
+    src = padded_batch([6], model.cfg, seed=4)
+    past = DecodeConfig(beam=2, deadline=time.monotonic() - 1)
+    with pytest.raises(OverBudgetError, match="deadline at output step 1"):
+        beam_search(model, src, past)
+    with pytest.raises(OverBudgetError):
+        greedy_decode(model, src, past)
+    later = past.replace(deadline=time.monotonic() + 3600)
+    assert beam_search(model, src, later) == beam_search(model, src, past.replace(deadline=0))

@@ -30,7 +30,7 @@ from torch import Tensor
 
 from aiayn.config import LENGTH_PENALTIES, DecodeConfig
 from aiayn.decode.protocols import CacheT, DecodingModel
-from aiayn.decode.rules import apply_rules, block_repeats, max_lengths
+from aiayn.decode.rules import apply_rules, block_repeats, check_deadline, max_lengths
 
 
 @dataclass(frozen=True)
@@ -131,7 +131,8 @@ def search(
     its finished hypotheses and decides when the sentence is done. cfg: beam, limits, min_len."""
     special, K = model.cfg, cfg.beam  # the model's pad, bos and eos ids; the beam size
     B = src.shape[0]
-    limit = max_lengths(src, special.pad_id, cfg.max_len_a, cfg.max_len_b).tolist()  # per sentence
+    a, b, cap = cfg.max_len_a, cfg.max_len_b, cfg.max_output_tokens
+    limit = max_lengths(src, special.pad_id, a, b, cap).tolist()  # per sentence
     results = [sentence() for _ in range(B)]
     cache = model.init_cache(model.encode(src), capacity=max(limit))
     cache = cache.expand(K)  # K hypotheses share each source
@@ -141,6 +142,7 @@ def search(
     scores = torch.full((B, K), -math.inf, device=src.device)  # (B', K)
     scores[:, 0] = 0.0
     for t in range(1, max(limit) + 1):
+        check_deadline(cfg.deadline, t)
         log_probs, cache = expand(model, tokens[:, -1:], cache)  # (B'*K, V)
         at_limit = torch.tensor([limit[s] <= t for s in active], device=src.device)  # (B',)
         log_probs = apply_rules(

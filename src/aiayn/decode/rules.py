@@ -3,12 +3,14 @@ and, where asked, no repeated n-gram.
 
 Steps are counted t = 1, 2, ... : the t-th output token, eos included. A sentence may end (emit
 eos) only from step min_len + 1, and must end by its length limit: at that step eos is the only
-choice, even one the model deems impossible.
+choice, even one the model deems impossible. A search given a deadline (the server's budget of
+seconds) checks it once per step and stops with `OverBudgetError` when it has passed.
 """
 
 from __future__ import annotations
 
 import math
+import time
 
 import torch
 from torch import Tensor
@@ -18,10 +20,21 @@ from torch import Tensor
 FORCED_EOS_SCORE = -1e4
 
 
-def max_lengths(src: Tensor, pad_id: int, max_len_a: float, max_len_b: int) -> Tensor:
-    """The paper's output limit, a * source length + b (section 6.1: input length + 50): (B,)."""
+class OverBudgetError(RuntimeError):
+    """A search ran past its deadline (`DecodeConfig.deadline`) and stopped."""
+
+
+def max_lengths(src: Tensor, pad_id: int, max_len_a: float, max_len_b: int, cap: int = 0) -> Tensor:
+    """The paper's output limit, a * source length + b (section 6.1: input length + 50), at
+    most `cap` where one is given (0: none): (B,)."""
     lengths = max_len_a * (src != pad_id).sum(dim=1) + max_len_b  # (B,)
-    return lengths.long().clamp(min=1)  # at least room for eos
+    return lengths.long().clamp(min=1, max=cap or None)  # at least room for eos
+
+
+def check_deadline(deadline: float, t: int) -> None:
+    """Stop a search at step t once `deadline` (time.monotonic(); 0 = none) has passed."""
+    if deadline and time.monotonic() > deadline:
+        raise OverBudgetError(f"the search passed its deadline at output step {t}")
 
 
 def apply_rules(

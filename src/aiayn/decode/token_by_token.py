@@ -10,7 +10,7 @@ from torch import Tensor
 
 from aiayn.config import DecodeConfig
 from aiayn.decode.protocols import CacheT, DecodingModel
-from aiayn.decode.rules import apply_rules, block_repeats, max_lengths
+from aiayn.decode.rules import apply_rules, block_repeats, check_deadline, max_lengths
 
 # (B', V) logits, (B',) batch rows they belong to -> (B',) chosen tokens
 Pick = Callable[[Tensor, Tensor], Tensor]
@@ -30,7 +30,7 @@ def token_by_token(
         For each sentence, its output ids without bos and eos.
     """
     special = model.cfg  # the model's pad, bos and eos ids
-    limit = max_lengths(src, special.pad_id, cfg.max_len_a, cfg.max_len_b)  # (B,)
+    limit = max_lengths(src, special.pad_id, cfg.max_len_a, cfg.max_len_b, cfg.max_output_tokens)
     B, T_max, shortest = src.shape[0], int(limit.max()), int(limit.min())
     out = torch.full((B, T_max), special.pad_id, dtype=torch.long, device=src.device)  # (B, T)
     cache = model.init_cache(model.encode(src), capacity=T_max)
@@ -38,6 +38,7 @@ def token_by_token(
     finished = torch.zeros(B, dtype=torch.bool, device=src.device)  # (B',) past their eos
     step = torch.full((B, 1), special.bos_id, dtype=torch.long, device=src.device)  # (B', 1)
     for t in range(1, T_max + 1):
+        check_deadline(cfg.deadline, t)
         decoded = model.decode(step, cache=cache)
         assert decoded.logits is not None and decoded.cache is not None  # a projected cached step
         at_limit = limit[active] <= t if t >= shortest else None  # (B',)

@@ -66,7 +66,8 @@ class CTranslate2Translator:
         by_limit: dict[int, list[int]] = defaultdict(list)  # output limit -> lines
         for i, x in enumerate(ids):
             if x:  # our limit counts eos; CTranslate2's does not
-                by_limit[int(cfg.max_len_a * (len(x) + 1) + cfg.max_len_b) - 1].append(i)
+                limit = int(cfg.max_len_a * (len(x) + 1) + cfg.max_len_b)
+                by_limit[min(limit, cfg.max_output_tokens or limit) - 1].append(i)
         for max_len, rows in by_limit.items():
             out = self.translator.translate_batch(
                 [self.tokenizer.pieces(ids[i]) for i in rows],

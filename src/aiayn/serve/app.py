@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from importlib import resources
@@ -15,9 +16,13 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from aiayn.config import DecodeConfig, EngineConfig
+from aiayn.decode.rules import OverBudgetError
 from aiayn.engines import Translation, open_translator
-from aiayn.serve.batcher import DynamicBatcher, model_thread
+from aiayn.serve.batcher import BusyError, DynamicBatcher, model_thread
 from aiayn.serve.body_limit import BodyLimit
+from aiayn.serve.keys import KeyCheck
+from aiayn.serve.rate import add_rate_limit
+from aiayn.serve.schema import Health, Translations, refusals
 
 PAPER = DecodeConfig()  # the search's defaults: the paper's
 
@@ -30,6 +35,10 @@ class Limits:
     max_chars: int = 1000  # per text
     max_texts: int = 32  # per request
     max_beam: int = 8
+    max_output_tokens: int = 512  # per text: a cap on the search's a * S + b
+    max_seconds: float = 10.0  # a model call's deadline; a request past it gets 422
+    max_pending: int = 128  # requests waiting or being translated; one more gets 503 at once
+    rate: str = ""  # per API key or client address, e.g. "60/minute" (slowapi); "" = none
 
     @property
     def max_body(self) -> int:
@@ -57,9 +66,11 @@ def create_app(
     wait_ms: float = 5.0,
     engine: EngineConfig = EngineConfig(),
     search_options: dict[str, Any] | None = None,
+    api_keys: frozenset[str] = frozenset(),
 ) -> FastAPI:
     """The app on `model_dir`; `search_options` (DecodeConfig fields, e.g. alpha) change the
-    translator's default search (the model's tuned length setting, else the paper's)."""
+    translator's default search (the model's tuned length setting, else the paper's); with
+    `api_keys`, only requests that carry one are answered (serve/keys.py)."""
     thread = model_thread()  # the model is loaded in the thread that runs it (batcher.py)
     translator = thread.submit(open_translator, model_dir, engine).result()
     # compiled steps (with --compile) are built before the first request, not during one
@@ -73,7 +84,12 @@ def create_app(
     )
 
     def translate(texts: list[str], beam: int, nbest: int) -> list[list[Translation]]:
-        return translator.nbest(texts, search.replace(beam=beam, nbest=nbest))
+        """One model call, within the budget: at most max_output_tokens per text, and a
+        deadline max_seconds from now (checked once per output step)."""
+        deadline = time.monotonic() + limits.max_seconds
+        return translator.nbest(texts, budgeted.replace(beam=beam, nbest=nbest, deadline=deadline))
+
+    budgeted = search.replace(max_output_tokens=limits.max_output_tokens)
 
     def attention(text: str, found: Translation) -> dict:
         """The last layer's cross-attention (heads' mean) over the translation found: one
@@ -83,7 +99,11 @@ def create_app(
         return {"source": maps.source, "target": maps.target_out, "cross": cross}
 
     batcher = DynamicBatcher(
-        translate, max_texts=REQUESTS_PER_BATCH * limits.max_texts, wait_ms=wait_ms, executor=thread
+        translate,
+        max_texts=REQUESTS_PER_BATCH * limits.max_texts,
+        wait_ms=wait_ms,
+        executor=thread,
+        max_pending=limits.max_pending,
     )
 
     @asynccontextmanager
@@ -105,7 +125,7 @@ def create_app(
         )
         return JSONResponse({"detail": f"invalid request: {problems}"}, status_code=422)
 
-    @app.get("/health")
+    @app.get("/health", response_model=Health)
     async def health() -> dict:
         return {
             "status": "ok",
@@ -115,11 +135,16 @@ def create_app(
             | {"origin": origin},
         }
 
-    @app.post("/translate")
+    @app.post(
+        "/translate",
+        response_model=Translations,
+        response_model_exclude_none=True,
+        responses=refusals(401, 413, 422, 429, 503),
+    )
     async def translate_endpoint(req: TranslateRequest) -> dict:
         texts = [req.text] if isinstance(req.text, str) else req.text
         check_limits(texts, req, limits)
-        results = await batcher.submit(texts, req.beam, req.nbest)
+        results = await within_budget(batcher, texts, req, limits)
         out = []
         for text, found in zip(texts, results, strict=True):
             item: dict = {"text": found[0].text, "score": found[0].score}
@@ -137,7 +162,32 @@ def create_app(
     async def page() -> str:
         return resources.files("aiayn.serve").joinpath("static/index.html").read_text("utf-8")
 
+    if api_keys:
+        app.add_middleware(KeyCheck, keys=api_keys)
+    if limits.rate:
+        add_rate_limit(app, limits.rate)  # after the routes: the open ones are exempted
     return app
+
+
+async def within_budget(
+    batcher: DynamicBatcher, texts: list[str], req: TranslateRequest, limits: Limits
+) -> list[list[Translation]]:
+    """The request's results; 503 at once when too many wait, 422 past the time budget."""
+    try:
+        return await batcher.submit(texts, req.beam, req.nbest)
+    except BusyError:
+        raise HTTPException(
+            503,
+            f"the server is busy: {limits.max_pending} requests are waiting; try again shortly",
+            headers={"Retry-After": "1"},
+        ) from None
+    except OverBudgetError:
+        raise HTTPException(
+            422,
+            f"over budget: translating this request took longer than the server's budget of "
+            f"{limits.max_seconds:g} s per request (and at most {limits.max_output_tokens} "
+            "output tokens per text): send shorter texts, split into sentences",
+        ) from None
 
 
 def check_limits(texts: list[str], req: TranslateRequest, limits: Limits) -> None:

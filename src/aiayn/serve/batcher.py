@@ -1,6 +1,8 @@
 """Dynamic batching: requests that arrive within a short wait are translated as one batch.
 
 Each request's texts keep their own future, so a request only ever receives its own results.
+With `max_pending`, a request that finds that many others waiting or being translated is refused
+at once (`BusyError`, the server's 503) instead of queueing behind them for ever.
 The model runs in one worker thread, off the event loop; load it there too (`model_thread()`).
 PyTorch's CPU kernels run on an OpenMP thread team that belongs to the thread calling them, so
 a model loaded in the main thread and run in the worker leaves two teams competing for the
@@ -24,6 +26,10 @@ def model_thread() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=1, thread_name_prefix="aiayn-model")
 
 
+class BusyError(RuntimeError):
+    """As many requests as the batcher's `max_pending` are already waiting."""
+
+
 @dataclass
 class Pending:
     texts: list[str]
@@ -34,7 +40,8 @@ class Pending:
 
 class DynamicBatcher:
     """Collects requests for up to `wait_ms` (or `max_texts` texts), then translates each group
-    of requests with the same search options in one call."""
+    of requests with the same search options in one call; at most `max_pending` requests wait
+    (0: no cap)."""
 
     def __init__(
         self,
@@ -42,6 +49,7 @@ class DynamicBatcher:
         max_texts: int = 64,
         wait_ms: float = 5.0,
         executor: ThreadPoolExecutor | None = None,
+        max_pending: int = 0,
     ) -> None:
         self.translate = translate
         self.max_texts = max_texts
@@ -50,6 +58,8 @@ class DynamicBatcher:
         self.executor = executor or model_thread()  # the one thread that runs the model
         self.task: asyncio.Task | None = None
         self.batches = 0  # model calls made, for tests and metrics
+        self.max_pending = max_pending
+        self.pending = 0  # requests submitted and not yet answered
 
     def start(self) -> None:
         self.task = asyncio.get_running_loop().create_task(self._run())
@@ -60,9 +70,15 @@ class DynamicBatcher:
         self.executor.shutdown(wait=False, cancel_futures=True)
 
     async def submit(self, texts: list[str], beam: int, nbest: int) -> list[list]:
-        future = asyncio.get_running_loop().create_future()
-        await self.queue.put(Pending(texts, beam, nbest, future))
-        return await future
+        if self.max_pending and self.pending >= self.max_pending:
+            raise BusyError(f"{self.pending} requests are already waiting")
+        self.pending += 1
+        try:
+            future = asyncio.get_running_loop().create_future()
+            await self.queue.put(Pending(texts, beam, nbest, future))
+            return await future
+        finally:
+            self.pending -= 1
 
     async def in_model_thread(self, fn: Callable[..., R], *args) -> R:
         """Run `fn` in the model's one worker thread, between batches, off the event loop."""
@@ -106,9 +122,10 @@ class DynamicBatcher:
 
     async def _one_by_one(self, members: list[Pending], err: Exception) -> None:
         """A batch failed: translate its requests one at a time, so that only the request that
-        caused the failure hears of it."""
+        caused the failure hears of it. The shortest go first: a text that ran past the time
+        budget (most likely a long one) then holds the model after the others are answered."""
         loop = asyncio.get_running_loop()
-        for p in members:
+        for p in sorted(members, key=lambda p: sum(len(t) for t in p.texts)):
             if p.future.done():
                 continue
             if len(members) == 1:
