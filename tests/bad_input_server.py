@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.bad_input_kit import Case, Fixtures, Outcome, aiayn, argv_case
+from tests.bad_input_kit import Case, Fixtures, Outcome, aiayn, argv_case, serve_request
 
 KEY = "bad-input-key-" + "7" * 16
 GOOD = {"text": "The dog sees."}
@@ -44,6 +44,20 @@ def ask(
         return Outcome(answer.status_code, answer.json()["detail"], kept)
 
     return case
+
+
+def latin1_body(f: Fixtures, tmp: Path) -> Outcome:
+    from fastapi.testclient import TestClient
+
+    from aiayn.serve.app import create_app
+
+    body = '{"text": "Der Schl\xfcssel."}'.encode("latin-1")
+    with TestClient(create_app(f.run)) as client:
+        answer = client.post(
+            "/translate", content=body, headers={"Content-Type": "application/json"}
+        )
+        alive = client.post("/translate", json=GOOD).status_code == 200
+    return Outcome(answer.status_code, answer.json()["detail"], alive)
 
 
 def over_the_rate(f: Fixtures, tmp: Path) -> Outcome:
@@ -138,6 +152,18 @@ CASES = [
         argv_case("serve", "--model", "RUN", *LIMITS_NO_SERVER_KEEPS),
         2,
         ("--max-pending 0: give 1 or more", "--max-output-tokens -5", "--max-seconds 0"),
+    ),
+    Case(  # found by schemathesis: pydantic read true as 1
+        'serve: "beam": true',
+        serve_request('{"text": "The dog sees.", "beam": true}'),
+        422,
+        ("beam: Input should be a valid integer",),
+    ),
+    Case(  # found by schemathesis: FastAPI's own 400 "There was an error parsing the body"
+        "serve: a JSON body in Latin-1",
+        latin1_body,
+        422,
+        ("the body is not JSON in UTF-8", "send JSON encoded as UTF-8"),
     ),
     Case(
         "serve: a request without a key",

@@ -11,9 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from aiayn.config import DecodeConfig, EngineConfig
 from aiayn.decode.rules import OverBudgetError
@@ -49,7 +51,9 @@ class Limits:
 
 
 class TranslateRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")  # a misspelt option is an error, not a default
+    # a misspelt option is an error, not a default; and the schema's types hold: "beam": true
+    # or "4" is refused, not read as 1 or 4 (schemathesis found it)
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     text: str | list[str] = Field(description="one text, or a list of texts")
     beam: int = Field(PAPER.beam, ge=1)
@@ -124,6 +128,15 @@ def create_app(
             for e in err.errors()
         )
         return JSONResponse({"detail": f"invalid request: {problems}"}, status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def refused(request: Request, err: StarletteHTTPException) -> Response:
+        """FastAPI's own 400, for a body it cannot decode (not UTF-8), is a 422 that says what
+        to do, as for any other unreadable body (schemathesis found it)."""
+        if err.status_code == 400:
+            detail = "invalid request: the body is not JSON in UTF-8: send JSON encoded as UTF-8"
+            return JSONResponse({"detail": detail}, status_code=422)
+        return await http_exception_handler(request, err)
 
     @app.get("/health", response_model=Health)
     async def health() -> dict:
