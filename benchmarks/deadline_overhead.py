@@ -56,7 +56,7 @@ def main() -> None:
     for name, values in seconds.items():
         print(
             f"{name}: median {statistics.median(values):.3f} s "
-            f"(min {min(values):.3f}, max {max(values):.3f})"
+            f"(min {min(values):.3f}, max {max(values):.3f}): {[round(v, 3) for v in values]}"
         )
     n = 1_000_000
     for name, check in variants:
