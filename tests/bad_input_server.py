@@ -187,7 +187,7 @@ CASES = [
         "serve: one request more than --max-pending 1 waiting",
         more_waiting_than_the_cap,
         503,
-        ("busy: 1 requests are waiting", "try again shortly"),
+        ("busy (--max-pending 1 reached)", "try again shortly"),
     ),
     Case(
         "serve: 'a' x 1000 over the budget of time",

@@ -95,7 +95,7 @@ def test_more_waiting_requests_than_the_cap_get_503_at_once(tiny_run):
         for thread in waiting:
             thread.join()
     assert busy.status_code == 503 and busy.headers["Retry-After"] == "1"
-    assert "busy: 2 requests are waiting" in busy.json()["detail"]
+    assert "busy (--max-pending 2 reached)" in busy.json()["detail"]
     assert [a.status_code for a in answers] == [200, 200]
 
 

@@ -191,7 +191,7 @@ async def within_budget(
     except BusyError:
         raise HTTPException(
             503,
-            f"the server is busy: {limits.max_pending} requests are waiting; try again shortly",
+            f"the server is busy (--max-pending {limits.max_pending} reached): try again shortly",
             headers={"Retry-After": "1"},
         ) from None
     except OverBudgetError:
