@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from aiayn.commands import document
 from aiayn.config import (
     DECODE_PRECISIONS,
     ENGINES,
@@ -135,6 +136,7 @@ def add(commands) -> None:
     t.add_argument("--seed", type=int, default=PAPER.seed, help="for --sample")
     t.add_argument("--input", type=Path, help="default: standard input")
     t.add_argument("--output", type=Path, help="default: standard output")
+    document.add_options(t)
     t.set_defaults(run=run_translate)
 
     e = commands.add_parser("evaluate", help="BLEU and chrF (sacreBLEU) with their signatures")
@@ -192,10 +194,16 @@ def run_translate(args: argparse.Namespace) -> int:
     from aiayn.engines import open_translator
 
     given = search_options(args)
-    lines = read_lines(args.input)
+    documents = document.wanted(args)
+    text = document.read_document(args.input) if args.format != "lines" else None
+    lines = read_lines(args.input) if text is None else []
     translator = open_translator(args.model, engine_config(args))
     cfg, length = search_for(translator, given)
     print(f"search: {describe(cfg)}; {length}", file=sys.stderr)
+    if documents:
+        return write_output(
+            args, document.translate(args, translator, cfg, lines if text is None else text)
+        )
     if cfg.nbest == 1:
         return write_output(args, lines_text(translator.translate(lines, cfg)))
     return write_output(args, format_nbest(translator.nbest(lines, cfg)))

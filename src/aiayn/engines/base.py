@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from aiayn.config import DecodeConfig
+from aiayn.data.vocab import Tokenizer
 from aiayn.decode.attention_maps import Attention
 
 
@@ -28,6 +29,8 @@ EMPTY = Translation("", 0.0, [])  # what an empty line translates to
 
 class Translator(Protocol):
     """A model opened for translation, with a search that may change from call to call."""
+
+    tokenizer: Tokenizer  # its SentencePiece model (a document's sentences are measured by it)
 
     @property
     def default_search(self) -> DecodeConfig:

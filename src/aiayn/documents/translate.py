@@ -1,0 +1,150 @@
+"""A document through a `Translator`: read it (text, markdown, html), split its running text
+into sentences, translate every distinct sentence in one batched search (length-sorted chunks,
+so that a progress bar can move), put inline tags back by alignment and write the document.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from aiayn.config import DecodeConfig
+from aiayn.documents import html, markdown, text
+from aiayn.documents.alignment import Choice, word_pairs
+from aiayn.documents.inline import Node, Tagged, project, source_nodes
+from aiayn.documents.parsed import Parsed
+from aiayn.documents.segment import join, needs_translation, sentences_of
+from aiayn.engines.base import Translation, Translator
+
+READERS: dict[str, Callable[[str], Parsed]] = {
+    "text": text.parse,
+    "markdown": markdown.parse,
+    "html": html.parse,
+}
+FORMATS = ("lines", *READERS)
+CHUNK = 1024  # sentences per call: enough for full batches, often enough for the progress bar
+
+
+@dataclass(frozen=True)
+class DocumentOptions:
+    language: str = "en"  # the source language, for the sentence splitter
+    progress: bool = True  # a progress bar over sentences on stderr
+    choice: Choice = field(default_factory=Choice)  # where alignments are read from
+    name: str = "<stdin>"  # the input, as messages name it
+
+
+def translate_document(
+    translator: Translator,
+    document: str,
+    fmt: str,
+    cfg: DecodeConfig,
+    options: DocumentOptions = DocumentOptions(),
+) -> tuple[str, int]:
+    """The translated document and how many sentences it had; warnings go to stderr."""
+    parsed = READERS[fmt](document)
+    for warning in parsed.warnings:
+        print(f"warning: {options.name}: {warning}", file=sys.stderr)
+    units = [sentences_of(u, options.language) for u in parsed.units]
+    sentences = [s for unit in units for s in unit if needs_translation(s)]
+    if not sentences:
+        print(
+            f"warning: {options.name}: nothing to translate (no text in it as --format {fmt} "
+            "reads it); written out unchanged",
+            file=sys.stderr,
+        )
+    done = translate_sentences(translator, sentences, cfg, options)
+    outputs = [
+        join([done[s.text](s) if needs_translation(s) else source_nodes(s) for s in unit])
+        for unit in units
+    ]
+    return parsed.rebuild(outputs), len(sentences)
+
+
+def translate_sentences(
+    translator: Translator, sentences: list[Tagged], cfg: DecodeConfig, options: DocumentOptions
+) -> dict[str, Callable[[Tagged], list[Node]]]:
+    """For each distinct sentence text, how to write one of its occurrences translated."""
+    from tqdm import tqdm
+
+    tagged = {s.text for s in sentences if s.spans}
+    texts = list(dict.fromkeys(s.text for s in sentences))
+    source = fit(translator, texts, sentences, cfg, options.name)  # text -> what is searched
+    found: dict[str, Translation | str | None] = {t: None for t in texts if t not in source}
+    todo = sorted(source, key=lambda t: len(source[t]))
+    bar = tqdm(total=len(texts), unit="sentence", disable=not options.progress, file=sys.stderr)
+    with bar:
+        bar.update(len(found))
+        for lo in range(0, len(todo), CHUNK):
+            chunk = todo[lo : lo + CHUNK]
+            plain = [t for t in chunk if t not in tagged]
+            marked = [t for t in chunk if t in tagged]
+            if plain:
+                out = translator.translate([source[t] for t in plain], cfg)
+                found.update(zip(plain, out, strict=True))
+            if marked:
+                best = translator.nbest([source[t] for t in marked], cfg.replace(nbest=1))
+                found.update((t, b[0]) for t, b in zip(marked, best, strict=True))
+            bar.update(len(chunk))
+    aligner = Aligner(translator, options.choice)
+    return {t: aligner.writer(source.get(t, t), found[t]) for t in texts}
+
+
+class Aligner:
+    """Places a sentence's tags on its translation; without attention maps (an engine that
+    cannot show them) the tags go around the nearest words, and a warning says so once."""
+
+    def __init__(self, translator: Translator, choice: Choice) -> None:
+        self.translator, self.choice, self.warned = translator, choice, False
+
+    def writer(
+        self, source: str, found: Translation | str | None
+    ) -> Callable[[Tagged], list[Node]]:
+        if found is None:  # left out (--too-long skip): kept as it came
+            return source_nodes
+        if isinstance(found, str):
+            return lambda s: [found] if found else []
+        pairs = self.pairs(source, found)
+        return lambda s: project(s, found.text, pairs)
+
+    def pairs(self, source: str, found: Translation) -> set[tuple[int, int]]:
+        if not found.tokens:
+            return set()
+        try:
+            maps = self.translator.attention(source, found, self.choice.head)
+        except ValueError as err:
+            if not self.warned:
+                print(f"warning: tags placed without alignments: {err}", file=sys.stderr)
+                self.warned = True
+            return set()
+        return word_pairs(maps, len(source.split()), len(found.text.split()), self.choice)
+
+
+def fit(
+    translator: Translator, texts: list[str], sentences: list[Tagged], cfg: DecodeConfig, name: str
+) -> dict[str, str]:
+    """What the search reads for each sentence: one over --max-input-tokens is named and then
+    truncated, left out (skip: kept untranslated), or refused (error), as --too-long says."""
+    ids = translator.tokenizer.encode(texts)
+    long = [i for i, x in enumerate(ids) if len(x) > cfg.max_input_tokens]
+    if not long:
+        return dict(zip(texts, texts, strict=True))
+    line = {s.text: s.line for s in sentences}
+    named = "; ".join(
+        f"line {line[texts[i]]}: {texts[i][:40]!r}... ({len(ids[i])} pieces)" for i in long[:5]
+    )
+    message = (
+        f"{name}: {len(long)} sentence(s) longer than --max-input-tokens "
+        f"{cfg.max_input_tokens}: {named}"
+    )
+    if cfg.too_long == "error":
+        raise ValueError(f"{message}; raise --max-input-tokens or choose --too-long truncate")
+    what = "truncated" if cfg.too_long == "truncate" else "left untranslated"
+    print(f"warning: {message}: {what}", file=sys.stderr)
+    out = dict(zip(texts, texts, strict=True))
+    for i in long:
+        if cfg.too_long == "truncate":
+            out[texts[i]] = translator.tokenizer.decode([ids[i][: cfg.max_input_tokens]])[0]
+        else:
+            del out[texts[i]]
+    return out
