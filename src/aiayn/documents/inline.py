@@ -49,6 +49,13 @@ class _Placed:
     children: list[_Placed] = field(default_factory=list)
 
 
+def need(span: Span) -> int:
+    """How many target words a span needs: none for a void one, else one, or its children's."""
+    if span.void:
+        return 0
+    return max(1, sum(need(c) for c in span.children))
+
+
 def words(text: str) -> list[tuple[int, int]]:
     """The (start, end) characters of each whitespace-separated word."""
     return [m.span() for m in WORD.finditer(text)]
@@ -109,17 +116,20 @@ def project(tagged: Tagged, translation: str, pairs: set[tuple[int, int]]) -> li
         return found[0] if found else len(target)
 
     def place(spans: tuple[Span, ...], lo: int, hi: int) -> list[_Placed]:
+        """Each span on the hull of its aligned words, inside [lo, hi), after the sibling
+        before it (order kept), leaving a word for each later sibling that wraps text."""
         placed, cursor = [], lo
-        for span in spans:
-            hits = [j for k in source_words(span) for j in aligned.get(k, ())]
+        needs = [need(s) for s in spans]
+        for k, span in enumerate(spans):
+            limit = max(cursor, hi - sum(needs[k + 1 :]))  # room left for the later siblings
+            hits = [j for w in source_words(span) for j in aligned.get(w, ())]
             if span.void or not hits:
                 start = end = anchor(span)
             else:
                 start, end = min(hits), max(hits) + 1
-            start = min(max(start, cursor), hi)  # siblings keep their order, inside the parent
-            end = min(max(end, start), hi)
-            if not span.void and end == start < hi:
-                end = start + 1  # a tag whose words found no partner wraps the nearest word
+            start = min(max(start, cursor), max(cursor, limit - needs[k]))
+            end = min(max(end, start + needs[k]), limit)
+            end = max(end, start)
             placed.append(_Placed(start, end, span, place(span.children, start, end)))
             cursor = end
         return placed

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from aiayn.config import DecodeConfig
 from aiayn.documents import html, markdown, text
 from aiayn.documents.alignment import Choice, word_pairs
-from aiayn.documents.inline import Node, Tagged, project, source_nodes
+from aiayn.documents.inline import Node, Tagged, need, project, source_nodes
 from aiayn.documents.parsed import Parsed
 from aiayn.documents.segment import join, needs_translation, sentences_of
 from aiayn.engines.base import Translation, Translator
@@ -53,16 +53,22 @@ def translate_document(
             "reads it); written out unchanged",
             file=sys.stderr,
         )
-    done = translate_sentences(translator, sentences, cfg, options)
+    aligner = Aligner(translator, options.choice)
+    done = translate_sentences(translator, sentences, cfg, options, aligner)
     outputs = [
         join([done[s.text](s) if needs_translation(s) else source_nodes(s) for s in unit])
         for unit in units
     ]
+    report(aligner, options.name)
     return parsed.rebuild(outputs), len(sentences)
 
 
 def translate_sentences(
-    translator: Translator, sentences: list[Tagged], cfg: DecodeConfig, options: DocumentOptions
+    translator: Translator,
+    sentences: list[Tagged],
+    cfg: DecodeConfig,
+    options: DocumentOptions,
+    aligner: Aligner,
 ) -> dict[str, Callable[[Tagged], list[Node]]]:
     """For each distinct sentence text, how to write one of its occurrences translated."""
     from tqdm import tqdm
@@ -86,8 +92,23 @@ def translate_sentences(
                 best = translator.nbest([source[t] for t in marked], cfg.replace(nbest=1))
                 found.update((t, b[0]) for t, b in zip(marked, best, strict=True))
             bar.update(len(chunk))
-    aligner = Aligner(translator, options.choice)
     return {t: aligner.writer(source.get(t, t), found[t]) for t in texts}
+
+
+def report(aligner: Aligner, name: str) -> None:
+    """Sentences kept in the source language, and why."""
+    if aligner.empty:
+        print(
+            f"warning: {name}: {aligner.empty} sentence(s) translated to nothing; kept as they "
+            "were",
+            file=sys.stderr,
+        )
+    if aligner.cramped:
+        print(
+            f"warning: {name}: {aligner.cramped} sentence(s) translated to fewer words than "
+            "their tags need; kept as they were",
+            file=sys.stderr,
+        )
 
 
 class Aligner:
@@ -96,16 +117,30 @@ class Aligner:
 
     def __init__(self, translator: Translator, choice: Choice) -> None:
         self.translator, self.choice, self.warned = translator, choice, False
+        self.empty = 0  # sentences whose translation came out empty
+        self.cramped = 0  # ...or with fewer words than the tags around them need
 
     def writer(
         self, source: str, found: Translation | str | None
     ) -> Callable[[Tagged], list[Node]]:
         if found is None:  # left out (--too-long skip): kept as it came
             return source_nodes
+        text_ = found if isinstance(found, str) else found.text
+        if not text_.strip():  # nothing came out: the source is kept, not lost
+            self.empty += 1
+            return source_nodes
         if isinstance(found, str):
-            return lambda s: [found] if found else []
+            return lambda s: [found]
         pairs = self.pairs(source, found)
-        return lambda s: project(s, found.text, pairs)
+        n_words = len(found.text.split())
+
+        def write(s: Tagged) -> list[Node]:
+            if n_words < sum(need(span) for span in s.spans):
+                self.cramped += 1  # more tags than words to hold them: the source is kept
+                return source_nodes(s)
+            return project(s, found.text, pairs)
+
+        return write
 
     def pairs(self, source: str, found: Translation) -> set[tuple[int, int]]:
         if not found.tokens:
