@@ -567,9 +567,10 @@ CASES = [
 
 # Newer areas keep their cases in their own modules, tests/bad_input_<area>.py, each with a list
 # CASES built from tests/bad_input_kit.py; add yours here: `CASES += bad_input_<area>.CASES`.
-from tests import bad_input_server  # noqa: E402
+from tests import bad_input_documents, bad_input_server  # noqa: E402
 
 CASES += bad_input_server.CASES
+CASES += bad_input_documents.CASES
 
 
 def run_case(case: Case, fixtures: Fixtures, tmp: Path) -> Outcome:
