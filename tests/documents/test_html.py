@@ -8,7 +8,8 @@ from aiayn.documents.skeleton import html_skeleton
 
 QUIET = DocumentOptions(progress=False)
 PAGE = """<!DOCTYPE html>
-<html><head><title>The light</title><style>p > b { color: red }</style></head>
+<html><head><meta http-equiv="Content-Type" content="text/html; charset=utf-8">
+<title>The light</title><style>p > b { color: red }</style></head>
 <body>
 <h1>The <b>light</b> of God</h1>
 <p>And God said, <i>let there be</i> <a href="x.html" title="The light">light</a>: and
@@ -19,6 +20,7 @@ there was light. And God saw the light.</p>
 <p>Use <code>x = 1</code> here. <img src="a.png" alt="The earth"><br>And the earth.</p>
 <ul><li>The first day.</li><li>The second <b>day</b>.</li></ul>
 <div>Outside <p>inside a block</p> after it</div>
+<p><a href="über uns.html#a b">The page</a> is here.</p>
 <script>var x = "<b>a</b>";</script>
 <!-- a comment -->
 </body></html>

@@ -9,6 +9,7 @@ has the input's elements, attributes and order.
 from __future__ import annotations
 
 import re
+from html import escape
 from typing import Any
 
 from aiayn.documents.inline import Node, Tagged, plain
@@ -52,6 +53,7 @@ INLINE = {
 }
 VOID = {"br", "img", "wbr", "input", "hr"}
 ATTRIBUTES = ("alt", "title")
+URL_ATTRIBUTES = {"href", "src", "action", "cite", "data", "name", "longdesc", "usemap"}
 DOCUMENT = re.compile(r"<!doctype|<html[\s>]|<body[\s>]|<head[\s>]", re.I)
 # libxml2 knows HTML 4's tags only; an HTML5 tag is not a repair
 HARMLESS = re.compile(r"Tag \S+ invalid|htmlParseEntityRef|Misplaced DOCTYPE")
@@ -105,17 +107,38 @@ def parse(text: str) -> Parsed:
     def rebuild(outputs: list[list[Node]]) -> str:
         for target, unit in writes:
             target(outputs[unit])
-        if whole:
-            tree = root.getroottree()
-            return html.tostring(
-                tree, encoding="unicode", method="html", doctype=tree.docinfo.doctype
-            ) + ("\n" if text.endswith("\n") else "")
-        inner = (root.text or "") + "".join(
-            html.tostring(c, encoding="unicode", method="html") for c in root
-        )
-        return inner
+        return serialize(root, whole) + ("\n" if whole and text.endswith("\n") else "")
 
     return Parsed(units, rebuild, warnings)
+
+
+def serialize(root, whole: bool) -> str:
+    """The tree as HTML. libxml2's writer drops a <meta http-equiv="Content-Type"> and
+    percent-escapes spaces and non-ASCII characters in URL attributes; markers keep both as
+    they were."""
+    from lxml import html
+
+    kept = {}
+    for el in root.iter():
+        if not isinstance(el.tag, str):
+            continue
+        for name, value in el.attrib.items():
+            meta = name == "http-equiv" and value.lower() == "content-type"
+            if meta or (name in URL_ATTRIBUTES and (not value.isascii() or " " in value)):
+                marker = f"aiayn-kept-{len(kept)}-"
+                kept[marker] = (el, name, value)
+                el.set(name, marker)
+    if whole:
+        tree = root.getroottree()
+        out = html.tostring(tree, encoding="unicode", method="html", doctype=tree.docinfo.doctype)
+    else:
+        out = (root.text or "") + "".join(
+            html.tostring(c, encoding="unicode", method="html") for c in root
+        )
+    for marker, (el, name, value) in kept.items():
+        out = out.replace(marker, escape(value, quote=True), 1)
+        el.set(name, value)
+    return out
 
 
 def visit(el, units: list[Tagged], writes: list) -> None:
