@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exception_handlers import http_exception_handler
@@ -24,7 +24,7 @@ from aiayn.serve.batcher import BusyError, DynamicBatcher, model_thread
 from aiayn.serve.body_limit import BodyLimit
 from aiayn.serve.keys import KeyCheck
 from aiayn.serve.rate import add_rate_limit
-from aiayn.serve.schema import Health, Translations, refusals
+from aiayn.serve.schema import DocumentTranslation, Health, Translations, refusals
 
 PAPER = DecodeConfig()  # the search's defaults: the paper's
 
@@ -41,6 +41,7 @@ class Limits:
     max_seconds: float = 10.0  # a model call's deadline; a request past it gets 422
     max_pending: int = 128  # requests waiting or being translated; one more gets 503 at once
     rate: str = ""  # per API key or client address, e.g. "60/minute" (slowapi); "" = none
+    max_document_chars: int = 30_000  # a document ("format": text, markdown, html)
 
     @property
     def max_body(self) -> int:
@@ -59,6 +60,9 @@ class TranslateRequest(BaseModel):
     beam: int = Field(PAPER.beam, ge=1)
     nbest: int = Field(PAPER.nbest, ge=1)
     attention: bool = Field(False, description="also return the cross-attention matrix")
+    format: Literal["lines", "text", "markdown", "html"] = Field(
+        "lines", description="lines: each text is a sentence; else one whole document"
+    )
 
 
 FIELDS = tuple(TranslateRequest.model_fields)
@@ -148,13 +152,27 @@ def create_app(
             | {"origin": origin},
         }
 
+    def document(text: str, fmt: str, beam: int) -> dict:
+        """A whole document, as `aiayn translate --format` gives it, in the model thread."""
+        from aiayn.documents import DocumentOptions, translate_document
+
+        options = DocumentOptions(progress=False, name="the document")
+        out, n = translate_document(translator, text, fmt, search.replace(beam=beam), options)
+        return {"document": out, "sentences": n}
+
     @app.post(
         "/translate",
-        response_model=Translations,
+        response_model=Translations | DocumentTranslation,
         response_model_exclude_none=True,
         responses=refusals(401, 413, 422, 429, 503),
     )
     async def translate_endpoint(req: TranslateRequest) -> dict:
+        if req.format != "lines":
+            check_document(req, limits)
+            try:
+                return await batcher.in_model_thread(document, req.text, req.format, req.beam)
+            except ValueError as err:  # e.g. a sentence over the input limit
+                raise HTTPException(422, f"the document: {err}") from None
         texts = [req.text] if isinstance(req.text, str) else req.text
         check_limits(texts, req, limits)
         results = await within_budget(batcher, texts, req, limits)
@@ -232,3 +250,20 @@ def check_limits(texts: list[str], req: TranslateRequest, limits: Limits) -> Non
             f"invalid request: need 1 <= nbest ({req.nbest}) <= beam "
             f"({req.beam}) <= {limits.max_beam}",
         )
+
+
+def check_document(req: TranslateRequest, limits: Limits) -> None:
+    if not isinstance(req.text, str) or req.nbest != 1 or req.attention:
+        raise HTTPException(
+            422,
+            f'invalid request: "format": "{req.format}" takes one text (the document), '
+            "without nbest or attention",
+        )
+    if len(req.text) > limits.max_document_chars:
+        raise HTTPException(
+            413,
+            f"the document has {len(req.text)} characters; the limit is "
+            f"{limits.max_document_chars}: send it in parts",
+        )
+    if req.beam > limits.max_beam:
+        raise HTTPException(422, f"invalid request: beam {req.beam} > {limits.max_beam}")

@@ -44,6 +44,13 @@ class Translations(BaseModel):
     translations: list[Found] = Field(description="one per text, in their order")
 
 
+class DocumentTranslation(BaseModel):
+    """The answer to a request with "format" text, markdown or html."""
+
+    document: str = Field(description="the translated document, its structure kept")
+    sentences: int = Field(description="the sentences translated")
+
+
 class Search(BaseModel):
     alpha: float
     length_penalty: str
