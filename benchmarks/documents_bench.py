@@ -116,8 +116,12 @@ def text(args: argparse.Namespace) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "doc.txt").write_text(doc, encoding="utf-8")
         (Path(tmp) / "lines.txt").write_text("\n".join(sentences) + "\n", encoding="utf-8")
-        lines, line_peak, line_s = run(args, Path(tmp) / "lines.txt", "lines", Path(tmp))
-        out, text_peak, text_s = run(args, Path(tmp) / "doc.txt", "text", Path(tmp))
+        line_times, text_times = [], []
+        for _ in range(args.repeats):  # interleaved, so that a busy moment hits both
+            lines, line_peak, line_s = run(args, Path(tmp) / "lines.txt", "lines", Path(tmp))
+            out, text_peak, text_s = run(args, Path(tmp) / "doc.txt", "text", Path(tmp))
+            line_times.append(line_s)
+            text_times.append(text_s)
     got, want, k = lines.split("\n"), [], 0
     for p, b in zip(paragraphs, blanks, strict=True):
         # a sentence without letters ("'", "1.") is kept as it is, not translated
@@ -138,9 +142,16 @@ def text(args: argparse.Namespace) -> dict:
         "peak_mib_lines": round(line_peak),
         "peak_mib_text": round(text_peak),
         "peak_ratio": round(text_peak / line_peak, 3),
-        "seconds_lines": round(line_s, 1),
-        "seconds_text": round(text_s, 1),
+        "seconds_lines": spread(line_times),
+        "seconds_text": spread(text_times),
     }
+
+
+def spread(times: list[float]) -> str:
+    """median (min-max) of the repeats, in seconds."""
+    import statistics
+
+    return f"{statistics.median(times):.1f} ({min(times):.1f}-{max(times):.1f})"
 
 
 def wrap(paragraph: str, width: int = 78) -> str:
@@ -195,6 +206,7 @@ def main() -> None:
     p.add_argument("--n", type=int, default=24)
     p.add_argument("--data", default="data/en-de")
     p.add_argument("--sentences", type=int, default=5000)
+    p.add_argument("--repeats", type=int, default=1, help="text: runs of each, interleaved")
     p.add_argument("--flags", default="", help="more `aiayn translate` options (text)")
     args = p.parse_args()
     result = {"markdown": markdown, "html": html, "text": text}[args.what](args)

@@ -118,7 +118,7 @@ def serialize(root, whole: bool) -> str:
     they were."""
     from lxml import html
 
-    kept = {}
+    kept: dict[str, tuple[Any, str, str]] = {}
     for el in root.iter():
         if not isinstance(el.tag, str):
             continue
