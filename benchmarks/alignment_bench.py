@@ -8,7 +8,7 @@
    their intersection, possible = their union.
 2. Choose: the layer and head (or the heads' mean) whose attention, teacher-forced over the
    reference, has the lowest AER on --choose validation pairs; --store DIR writes it to
-   DIR/alignment.json, where `aiayn translate` reads it (else the penultimate layer's mean).
+   DIR/alignment.json, where `aiayn translate` reads it (else the last layer's mean).
 3. AER on --n test pairs: the chosen layer/head, the default, and each layer's mean.
 4. Inline tags: in each of the --n test sources, <b> around a random span of 1-3 words that
    eflomal aligns to the reference; translated as HTML (tags placed by the chosen alignments)
@@ -200,7 +200,7 @@ def main() -> None:
         (args.store / "alignment.json").write_text(json.dumps(stored) + "\n")
     t_src, t_ref, t_sure, t_possible = part("test", args.n)
     test_aer = {}
-    for name, c in (("chosen", chosen), ("default", Choice())):
+    for name, c in (("chosen", chosen), ("penultimate mean", Choice(-2))):
         found = forced_pairs(translator, t_src, t_ref, c.head)
         test_aer[name] = round(aer([f[c.layer] for f in found], t_sure, t_possible), 3)
     means = forced_pairs(translator, t_src, t_ref, None)

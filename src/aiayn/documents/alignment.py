@@ -4,8 +4,8 @@ head), and pieces are merged to words. Also the Moses `i-j` format and the align
 (Och & Ney 2003) they are measured by.
 
 Which layer and head: `alignment.json` beside the model where `benchmarks/alignment_bench.py
---store` wrote one (chosen by AER on the validation split), else the penultimate layer's mean of
-the heads, the layer Garg et al. (2019) found best.
+--store` wrote one (chosen by AER on the validation split), else the last layer's mean of the
+heads, the best on the demo model's validation pairs (benchmarks/README.md).
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ class Choice:
     """Where alignments are read: a decoder layer (negative: from the last) and a head (None:
     the mean of the heads)."""
 
-    layer: int = -2
+    layer: int = -1
     head: int | None = None
-    origin: str = "the penultimate layer, mean of the heads (Garg et al. 2019)"
+    origin: str = "the last layer, mean of the heads"
 
 
 def read_choice(directory: Path | None) -> Choice:
