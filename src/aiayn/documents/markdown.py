@@ -61,7 +61,7 @@ def parse(text: str) -> Parsed:
     first_line = head.count("\n")
     starts = [0] + [m.end() for m in re.finditer(r"\n", body)]
     units: list[Tagged] = []
-    places: list[tuple[int, int, int, int]] = []  # (start, end, unit, images before it)
+    places: list[tuple[int, int, int]] = []  # (start, end, unit) of each inline run
     warnings: list[str] = []
     line_cursor: dict[int, int] = {}
     for token in parser().parse(body):
@@ -79,12 +79,12 @@ def parse(text: str) -> Parsed:
             warnings.append(f"line {first_line + line + 1}: {err}; kept as it is")
             continue
         text_, spans = plain(nodes)
-        places.append((where[0], where[1], len(units), 0))
+        places.append((where[0], where[1], len(units)))
         units.append(Tagged(text_, spans, first_line + line + 1))
 
     def rebuild(outputs: list[list[Node]]) -> str:
         out, cursor = [], 0
-        for start, end, unit, _ in sorted(places):
+        for start, end, unit in sorted(places):
             out.append(body[cursor:start])
             out.append(escape_start(write(outputs[unit], outputs)))
             cursor = end
@@ -94,11 +94,13 @@ def parse(text: str) -> Parsed:
     return Parsed(units, rebuild, warnings)
 
 
-def locate(body: str, starts: list[int], line: int, content: str, after: int):
+def locate(
+    body: str, starts: list[int], line: int, content: str, after: int
+) -> tuple[int, int] | None:
     """(start, end) of an inline run's content in the source: each of its lines is found in
     the source line it came from (a table cell's '\\|' reads as '|')."""
     lines = content.split("\n")
-    span_start = span_end = None
+    span_start = span_end = 0
     for k, part in enumerate(lines):
         if line + k >= len(starts):
             return None
