@@ -49,6 +49,10 @@ def markdown(args: argparse.Namespace) -> dict:
 
     files = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
     files.append(ROOT / "benchmarks" / "README.md")
+    if args.files:
+        files = [ROOT / f for f in args.files]
+    if args.repeats > 1:
+        return against_lines(args, [f.read_text(encoding="utf-8") for f in files])
     sources = [f.read_text(encoding="utf-8") for f in files]
     outputs, sentences, seconds = quiet_translate(args.model, sources, "markdown")
     same = [
@@ -67,6 +71,41 @@ def markdown(args: argparse.Namespace) -> dict:
         "sentences": sentences,
         "seconds": round(seconds, 1),
         "sentences_per_s": round(sentences / seconds, 1),
+    }
+
+
+def against_lines(args: argparse.Namespace, sources: list[str]) -> dict:
+    """Markdown documents against line mode on the same distinct sentences (interleaved
+    repeats, the model loaded once): what the tags' alignments cost."""
+    from aiayn import open_translator
+    from aiayn.documents import DocumentOptions, translate_document
+    from aiayn.documents.markdown import parse
+    from aiayn.documents.segment import needs_translation, sentences_of
+
+    translator = open_translator(args.model)
+    cfg, options = translator.default_search, DocumentOptions(progress=False)
+    sentences = [
+        s
+        for doc in sources
+        for u in parse(doc).units
+        for s in sentences_of(u)
+        if needs_translation(s)
+    ]
+    texts = list(dict.fromkeys(s.text for s in sentences))
+    documents, lines = [], []
+    for _ in range(args.repeats):
+        start = time.perf_counter()
+        for doc in sources:
+            translate_document(translator, doc, "markdown", cfg, options)
+        documents.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        translator.translate(texts, cfg)
+        lines.append(time.perf_counter() - start)
+    return {
+        "sentences": len(texts),
+        "with_tags": len({s.text for s in sentences if s.spans}),
+        "seconds_documents": spread(documents),
+        "seconds_line_mode": spread(lines),
     }
 
 
@@ -204,9 +243,12 @@ def main() -> None:
     p.add_argument("--model", default="runs/demo")
     p.add_argument("--pages", default="/usr/share/doc/diffutils")
     p.add_argument("--n", type=int, default=24)
+    p.add_argument("--files", nargs="+", help="markdown: these files (from the repository root)")
     p.add_argument("--data", default="data/en-de")
     p.add_argument("--sentences", type=int, default=5000)
-    p.add_argument("--repeats", type=int, default=1, help="text: runs of each, interleaved")
+    p.add_argument(
+        "--repeats", type=int, default=1, help="text, markdown: runs of each, interleaved"
+    )
     p.add_argument("--flags", default="", help="more `aiayn translate` options (text)")
     args = p.parse_args()
     result = {"markdown": markdown, "html": html, "text": text}[args.what](args)
