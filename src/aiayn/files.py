@@ -105,12 +105,21 @@ def read_json(path: Path, what_to_do: str) -> Any:
         raise FileNotFoundError(f"{path}: missing; {what_to_do}") from None
     except UnicodeDecodeError as err:
         raise ValueError(f"{path}: not UTF-8 text (byte {err.start}); {what_to_do}") from None
+    return parse_json(text, path, what_to_do)
+
+
+def parse_json(text: str, path: Path, what_to_do: str) -> Any:
+    """The JSON value in `text` (read from `path`); an error names the file, line and column."""
     try:
         return json.loads(text)
     except json.JSONDecodeError as err:
         raise ValueError(
             f"{path}, line {err.lineno} column {err.colno}: not valid JSON ({err.msg}); "
             f"{what_to_do}"
+        ) from None
+    except RecursionError:  # found by the fuzzed readers: "[[[[..." escaped as a traceback
+        raise ValueError(
+            f"{path}: not a file of ours (JSON nested far deeper than any we write); {what_to_do}"
         ) from None
 
 

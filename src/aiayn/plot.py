@@ -73,25 +73,28 @@ def metrics_figure(run: str | Path) -> Figure:
     records = read_metrics(run)
     if not records:
         raise FileNotFoundError(f"{run / 'metrics.jsonl'}: no metrics; is it a run?")
-    train = [r for r in records if r["kind"] == "train"]
-    valid = [r for r in records if r["kind"] == "valid"]
     fig, (loss, bleu, lr, speed) = plt.subplots(1, 4, figsize=(20, 4))
-    loss.plot([r["step"] for r in train], [r["loss"] for r in train], label="train")
-    loss.plot([r["step"] for r in valid], [r["loss"] for r in valid], "o-", label="valid")
+    loss.plot(*series(records, "train", "loss"), label="train")
+    loss.plot(*series(records, "valid", "loss"), "o-", label="valid")
     loss.set(xlabel="step", ylabel="label-smoothed loss / token", title="Loss")
     loss.legend()
-    bleu.plot([r["step"] for r in valid], [r["bleu"] for r in valid], "o-", label="BLEU")
-    bleu.plot([r["step"] for r in valid], [r["chrf"] for r in valid], "s-", label="chrF")
+    bleu.plot(*series(records, "valid", "bleu"), "o-", label="BLEU")
+    bleu.plot(*series(records, "valid", "chrf"), "s-", label="chrF")
     bleu.set(xlabel="step", title="Validation (sacreBLEU)")
     bleu.legend()
-    lr.plot([r["step"] for r in train], [r["lr"] for r in train])
+    lr.plot(*series(records, "train", "lr"))
     lr.set(xlabel="step", title="Learning rate")
-    timed = [r for r in train if "tokens_per_s" in r]
-    speed.plot([r["step"] for r in timed], [r["tokens_per_s"] for r in timed])
+    speed.plot(*series(records, "train", "tokens_per_s"))
     speed.set(
         xlabel="step", ylabel="target tokens / s", title="Training throughput", ylim=(0, None)
     )
     return fig
+
+
+def series(records: list[dict], kind: str, name: str) -> tuple[list[int], list[float]]:
+    """(steps, values) of one number in the records of one kind that hold it."""
+    found = [r for r in records if r["kind"] == kind and name in r]
+    return [r["step"] for r in found], [r[name] for r in found]
 
 
 def attention_figure(

@@ -56,7 +56,7 @@ def test_load_errors_name_the_file(tmp_path):
     with pytest.raises(ValueError, match=r"model\.safetensors: does not match"):
         Transformer.load(tmp_path)
     config.write_text("{not json")
-    with pytest.raises(ValueError, match=r"config\.json, line 1: not valid JSON"):
+    with pytest.raises(ValueError, match=r"config\.json, line 1 column 2: not valid JSON"):
         Transformer.load(tmp_path)
     config.write_text(json.dumps(values))
     (tmp_path / "model.safetensors").write_bytes(b"garbage")

@@ -124,9 +124,19 @@ def load_ids(prefix: Path, vocab_size: int) -> tuple[np.ndarray, np.ndarray]:
         offsets = np.load(offsets_path, allow_pickle=False)
     except FileNotFoundError:
         raise DataError(f"{offsets_path}: missing; {fix}") from None
-    except (ValueError, EOFError, OSError) as err:
+    # A damaged header makes numpy's (pickle-free) reader fail in many ways: besides these,
+    # SyntaxError and tokenize's TokenError (found by the fuzzed readers). Each means "damaged".
+    except Exception as err:
         raise DataError(f"{offsets_path}: not a readable offsets array ({err}); {fix}") from None
-    if offsets.ndim != 1 or len(offsets) == 0 or offsets[0] != 0 or np.any(np.diff(offsets) < 0):
+    # An integer type (floats and NaN were found by the fuzzed readers), signed for the
+    # differences to be checked.
+    if not np.issubdtype(offsets.dtype, np.integer) or offsets.ndim != 1 or len(offsets) == 0:
+        raise DataError(
+            f"{offsets_path}: not a list of integer offsets (found {offsets.dtype} of shape "
+            f"{offsets.shape}); {fix}"
+        )
+    offsets = offsets.astype(np.int64)
+    if offsets[0] != 0 or np.any(np.diff(offsets) < 0):
         raise DataError(f"{offsets_path}: not a list of increasing offsets; {fix}")
     dtype = ids_dtype(vocab_size)
     size = path.stat().st_size if path.is_file() else None

@@ -10,6 +10,7 @@ from dataclasses import dataclass, fields
 from functools import cached_property
 from pathlib import Path
 
+from aiayn.config import check_types
 from aiayn.data.sources import DataError
 from aiayn.files import read_json, require_keys
 from aiayn.layout import META_FILE, SIDES, SPLITS, DataFiles
@@ -72,6 +73,16 @@ class DataMeta:
         fix = f"re-run `aiayn prepare --out {data_dir}`"
         values = read_json(path, fix)
         require_keys(values, [f.name for f in fields(cls)], path, fix)
+        check_types(cls, values, f"{path}")
+        for name in ("sizes", "n_refs"):  # {split: count}
+            counts = values[name]
+            if not isinstance(counts, dict) or not all(
+                isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in counts.values()
+            ):
+                raise DataError(f"{path}: {name} is {json.dumps(counts)[:60]}, not counts; {fix}")
+        # At least the four special pieces (pad, bos, eos, unk); at least one reference.
+        if values["vocab_size"] < 4 or min(values["n_refs"].values(), default=1) < 1:
+            raise DataError(f"{path}: vocab_size or n_refs out of range; {fix}")
         return cls(**{f.name: values[f.name] for f in fields(cls)})
 
     def save(self, data_dir: Path) -> None:

@@ -129,7 +129,14 @@ class Tokenizer:
         if not path.is_file():
             raise DataError(f"{path}: no SentencePiece model here; run `aiayn prepare` first")
         self.path = path
-        self._sp = spm.SentencePieceProcessor(model_file=str(path))
+        try:
+            self._sp = spm.SentencePieceProcessor(model_file=str(path))
+        except (RuntimeError, OSError) as err:  # found by the fuzzed readers: a bare traceback
+            reason = (str(err).splitlines() or ["unreadable"])[0]
+            raise DataError(
+                f"{path}: not a SentencePiece model ({reason}): damaged or cut short; copy it "
+                "again from the data directory (`aiayn prepare` wrote it)"
+            ) from None
         if (self._sp.pad_id(), self._sp.bos_id(), self._sp.eos_id()) != (PAD_ID, BOS_ID, EOS_ID):
             raise DataError(f"{path}: special ids differ from pad=0, bos=1, eos=2")
 

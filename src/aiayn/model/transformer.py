@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Generic, TypeVar
 
 import torch
-from safetensors import SafetensorError
+from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save_file
 from torch import Tensor, nn
 
@@ -20,6 +20,7 @@ from aiayn.model.cache import FixedKVCache, KVCache, empty_self_kv
 from aiayn.model.dropout import Dropout
 from aiayn.model.layers import DecoderLayer, EncoderLayer, LayerSpec, layers_of
 from aiayn.model.masks import decoder_mask, padding_mask
+from aiayn.model.params import count_parameters
 from aiayn.model.positional import inverse_frequencies, sinusoidal_encoding
 
 
@@ -318,6 +319,7 @@ class Transformer(nn.Module):
         if not weights.is_file():
             raise FileNotFoundError(f"{weights}: missing; the model directory is incomplete")
         try:
+            _check_size(weights, cfg, directory / CONFIG_FILE)
             state = load_file(str(weights), device=str(device))
         except SafetensorError as err:
             raise ValueError(f"{weights}: not a readable safetensors file ({err})") from None
@@ -331,6 +333,22 @@ class Transformer(nn.Module):
             )
         model.load_state_dict(state)
         return model
+
+
+def _check_size(weights: Path, cfg: ModelConfig, config_file: Path) -> None:
+    """The numbers the file's header lists against those the config's model has, before the
+    model is built: a config damaged into 10^9 layers would otherwise be built, for minutes,
+    until memory ran out (found by the fuzzed readers)."""
+    with safe_open(str(weights), "pt") as f:  # reads the header only
+        names = f.keys()  # a list (safe_open is not a mapping)
+        found = sum(math.prod(f.get_slice(name).get_shape()) for name in names)
+    expected = count_parameters(cfg)
+    if found != expected:
+        raise ValueError(
+            f"{weights}: does not match {config_file}: it holds {found:,} numbers, the model "
+            f"described there has {expected:,} parameters; put the config.json saved with "
+            "these weights beside them"
+        )
 
 
 def describe_mismatch(expected: dict[str, tuple], found: dict[str, tuple]) -> str:

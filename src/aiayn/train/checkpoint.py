@@ -12,17 +12,16 @@ from __future__ import annotations
 import errno
 import json
 import os
-import pickle  # only for its exception class: nothing here is unpickled
 import shutil
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
 import torch
 from safetensors.torch import load_file, save_file
 
-from aiayn.config import TrainConfig
-from aiayn.data.batching import TokenBatchSampler
+from aiayn.config import TrainConfig, check_keys, check_types
+from aiayn.data.batching import SamplerState, TokenBatchSampler
 from aiayn.files import atomic_directory, read_json
 from aiayn.layout import (
     CHECKPOINTS,
@@ -109,6 +108,52 @@ class CheckpointError(OSError):
 def read_state(checkpoint: Path) -> dict[str, Any]:
     path = Path(checkpoint) / STATE_FILE
     return read_json(path, DAMAGED_FIX.format(checkpoint=checkpoint))
+
+
+def read_resume_state(checkpoint: Path) -> dict[str, Any]:
+    """A checkpoint's `state.json`, checked to hold what `restore_state` reads."""
+    saved = read_state(checkpoint)
+    try:
+        check_state(saved)
+    except ValueError as err:
+        fix = DAMAGED_FIX.format(checkpoint=checkpoint)
+        raise ValueError(f"{Path(checkpoint) / STATE_FILE}: {err}; {fix}") from None
+    return saved
+
+
+def check_state(saved: Any) -> None:
+    """What `capture_state` writes, each part of the right kind, else a ValueError saying
+    which is not (found by the fuzzed readers: a state.json that was valid JSON but lacked its
+    sampler, or held a string for a counter, escaped as a KeyError or TypeError)."""
+    if not isinstance(saved, dict):
+        raise ValueError(f"expected a JSON object, found {type(saved).__name__}")
+    missing = [k for k in ("train_state", "sampler", "rng") if k not in saved]
+    if missing:
+        raise ValueError(f"missing key(s) {missing}")
+    for name, kind in (("train_state", TrainState), ("sampler", SamplerState)):
+        check_keys(kind, saved[name], name)
+        check_types(kind, saved[name], name)
+    if set(saved["sampler"]) != {f.name for f in fields(SamplerState)}:
+        raise ValueError("sampler lacks epoch, position or seed")
+    if min(saved["sampler"].values()) < 0:
+        raise ValueError(f"sampler {saved['sampler']} counts below 0")
+    for name in ("best_bleu", "best_step"):
+        if not isinstance(saved["train_state"].get(name), int | float | None):
+            raise ValueError(f"train_state.{name} is not a number")
+    size = torch.get_rng_state().numel()
+    rng = saved["rng"]
+    if not isinstance(rng, list) or not all(
+        isinstance(r, dict) and isinstance(r.get("cpu"), list) and len(r["cpu"]) == size
+        for r in rng
+    ):
+        raise ValueError(f"rng is not a list of random states of {size} bytes per process")
+    if not all(isinstance(b, int) and 0 <= b < 256 for r in rng for b in r["cpu"]):
+        raise ValueError("rng holds values that are not bytes")
+    if saved.get("scaler") is not None and not isinstance(saved["scaler"], dict):
+        raise ValueError("scaler is neither null nor an object")
+    for key in BATCHING_KEYS:
+        if key in saved and (type(saved[key]) is not int or saved[key] < 1):
+            raise ValueError(f"{key} is {saved[key]!r}, not a count")
 
 
 @dataclass
@@ -227,8 +272,10 @@ def read_optimizer(checkpoint: Path) -> dict[str, Any]:
         return torch.load(path, map_location="cpu", weights_only=True)
     except FileNotFoundError:
         raise FileNotFoundError(f"{path}: missing; {DAMAGED_FIX.format(**locals())}") from None
-    except (RuntimeError, EOFError, pickle.UnpicklingError) as err:
-        reason = str(err).splitlines()[0]
+    # Damaged bytes make torch's safe unpickler fail in many ways (found by the fuzzed readers:
+    # IndexError, KeyError, UnicodeDecodeError, OSError besides these): each means "damaged".
+    except Exception as err:
+        reason = (str(err).splitlines() or [type(err).__name__])[0]  # EOFError: no text
         raise ValueError(
             f"{path}: not a readable optimizer state ({reason}); "
             + DAMAGED_FIX.format(checkpoint=checkpoint)

@@ -64,8 +64,8 @@ def read_metrics(run: Path) -> list[dict[str, Any]]:
         if not line:
             continue
         try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError as err:
+            records.append(_record(line))
+        except ValueError as err:
             if n == len(lines):  # no line end after it: the write was cut short
                 print(
                     f"warning: {path}, line {n}: incomplete last record skipped (the run was "
@@ -74,6 +74,33 @@ def read_metrics(run: Path) -> list[dict[str, Any]]:
                 )
                 continue
             raise ValueError(
-                f"{path}, line {n}: not a JSON record ({err.msg}); delete or repair that line"
+                f"{path}, line {n}: not a record of ours ({err}); delete or repair that line"
             ) from None
     return records
+
+
+# What every record holds, and the numbers a record may hold (the plots and checks read them).
+NUMBERS = ("time", "loss", "lr", "bleu", "chrf", "tokens_per_s")
+
+
+def _record(line: str) -> dict[str, Any]:
+    """One line as a record: a JSON object with a kind and a step, its numbers numbers. Found
+    by the fuzzed readers: other JSON values escaped as KeyErrors and TypeErrors from the plot."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as err:
+        raise ValueError(err.msg) from None
+    except RecursionError:
+        raise ValueError("nested far too deep") from None
+    if not isinstance(record, dict):
+        raise ValueError(f"a JSON {type(record).__name__}, not an object")
+    if not isinstance(record.get("kind"), str) or type(record.get("step")) is not int:
+        raise ValueError('no "kind" string or "step" integer')
+    wrong = [k for k in NUMBERS if k in record and not _is_number(record[k])]
+    if wrong:
+        raise ValueError(f"{wrong[0]} is {json.dumps(record[wrong[0]])[:30]}, not a number")
+    return record
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,7 +34,7 @@ def damage(checkpoint: Path) -> str | None:
             json.loads((checkpoint / name).read_text(encoding="utf-8"))
         except FileNotFoundError:
             return f"{name} is missing"
-        except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
             return f"{name} is not valid JSON ({err})"
     try:
         with safe_open(str(checkpoint / WEIGHTS_FILE), "pt") as weights:
@@ -42,9 +43,11 @@ def damage(checkpoint: Path) -> str | None:
         return f"{WEIGHTS_FILE} is unreadable ({err})"
     try:
         with zipfile.ZipFile(checkpoint / layout.OPTIMIZER_FILE) as archive:
-            archive.namelist()
-    except (zipfile.BadZipFile, OSError) as err:
+            broken = archive.testzip()  # every member's checksum: changed bytes are found
+    except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as err:
         return f"{layout.OPTIMIZER_FILE} is unreadable ({err})"
+    if broken is not None:
+        return f"{layout.OPTIMIZER_FILE} is damaged (a wrong checksum in {broken})"
     return None
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aiayn import layout
-from aiayn.config import ModelConfig, TrainConfig, check_keys
+from aiayn.config import ModelConfig, TrainConfig
 from aiayn.data.data_dir import DataDir
 from aiayn.data.vocab import BOS_ID, EOS_ID, PAD_ID
 from aiayn.files import make_dir
@@ -76,10 +76,19 @@ def open_run(root: Path, data: Path | None = None) -> tuple[RunDir, ModelConfig,
     """
     config = layout.read_run_config(root, ["data", "model", "train"])
     path = Path(root) / layout.RUN_CONFIG
-    check_keys(TrainConfig, config["train"], str(path))
-    model = ModelConfig.from_dict(config["model"], str(path))
-    train = TrainConfig(**with_added_settings(config["train"]))
+    if not isinstance(config["data"], str):
+        raise ValueError(f"{path}: data is {config['data']!r}, not a path; {layout.RUN_CONFIG_FIX}")
+    model = ModelConfig.from_dict(config["model"], f"{path}, model")
+    train = config["train"]
+    if isinstance(train, dict):
+        train = with_added_settings(train)
+    train = TrainConfig.from_dict(train, f"{path}, train")
     if data is None or Path(data).resolve() == Path(config["data"]).resolve():
+        if not DataFiles(Path(config["data"])).meta_file.is_file():
+            raise FileNotFoundError(
+                f"{path}: the run's data directory {config['data']} is gone (no "
+                f"{layout.META_FILE} there); if it moved, add --data WHERE_IT_IS_NOW"
+            )
         return RunDir(Path(root), DataDir.open(config["data"])), model, train
     given = DataDir.open(data)
     check_same_data(given, config, Path(root))

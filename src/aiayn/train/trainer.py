@@ -114,16 +114,19 @@ class Trainer:
         saved = Transformer.load(checkpoint, device=self.dist.device)
         self.model.load_state_dict(saved.state_dict())
         self.optimizer.load_state_dict(ckpt.read_optimizer(checkpoint))
-        state = ckpt.read_state(checkpoint)
+        state = ckpt.read_resume_state(checkpoint)
         mismatch = ckpt.batching_mismatch(
             checkpoint, state, ckpt.batching(self.dist.world_size, self.cfg)
         )
         if mismatch:
             raise TrainingError(mismatch)
         dist = self.dist
-        self.state = ckpt.restore_state(
-            state, self.sampler, self.scaler, dist.rank, dist.world_size, dist.device
-        )
+        try:
+            self.state = ckpt.restore_state(
+                state, self.sampler, self.scaler, dist.rank, dist.world_size, dist.device
+            )
+        except ValueError as err:  # a data position of other data or settings
+            raise ValueError(f"{checkpoint / ckpt.STATE_FILE}: {err}") from None
 
     # -- the loop ----------------------------------------------------------------------------
 
