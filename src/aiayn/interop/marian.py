@@ -15,7 +15,6 @@ and a SentencePiece model with those ids is written from Marian's source.spm and
 from __future__ import annotations
 
 import importlib
-import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -25,9 +24,11 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file
 
 from aiayn.config import ModelConfig
-from aiayn.files import atomic_directory
+from aiayn.data.vocab import Tokenizer
+from aiayn.files import atomic_directory, read_json
 from aiayn.layout import TOKENIZER_FILE
 from aiayn.model import Transformer
+from aiayn.model.params import count_parameters
 
 ACTIVATIONS = {"relu": "relu", "gelu": "gelu", "swish": "swish", "silu": "swish"}
 WEIGHTS = "model.safetensors"
@@ -44,16 +45,34 @@ def read_config(directory: Path) -> dict[str, Any]:
     path = directory / "config.json"
     if not path.is_file():
         raise MarianImportError(f"{path}: missing; give a Hugging Face Marian model directory")
-    try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise MarianImportError(f"{path}, line {err.lineno}: not valid JSON ({err.msg})") from None
-    if config.get("model_type") != "marian":
+    config = read_json(path, "give the config.json saved with the model")
+    if not isinstance(config, dict) or config.get("model_type") != "marian":
         raise MarianImportError(
-            f"{path}: field model_type is {config.get('model_type')!r}, not 'marian'; "
+            f"{path}: field model_type is {getattr(config, 'get', dict().get)('model_type')!r}, "
+            "not 'marian'; "
             "only MarianMTModel checkpoints can be imported"
         )
+    check_ids(config, path)
     return config
+
+
+# The integers of config.json that name sizes, and those that name tokens (found by the fuzzed
+# readers: a string or a list in any of them escaped as a TypeError from deep inside).
+SIZES = ("vocab_size", "d_model", "encoder_layers", "decoder_layers", "encoder_ffn_dim")
+SIZES += ("decoder_ffn_dim", "encoder_attention_heads", "decoder_attention_heads")
+TOKEN_IDS = ("pad_token_id", "eos_token_id", "unk_token_id")
+
+
+def check_ids(config: dict[str, Any], path: Path) -> None:
+    """Every size a positive integer, every token id one inside the vocabulary."""
+    for field in (*SIZES, *TOKEN_IDS):
+        value = config.get(field, 1 if field == "unk_token_id" else None)
+        if type(value) is not int or value < (0 if field in TOKEN_IDS else 1):
+            raise MarianImportError(f"{path}: field {field}={value!r}: not a count or an id")
+        if field in TOKEN_IDS and value >= config["vocab_size"]:
+            raise MarianImportError(
+                f"{path}: field {field}={value} is outside vocab_size={config['vocab_size']}"
+            )
 
 
 def model_config(config: dict[str, Any], path: Path) -> ModelConfig:
@@ -76,18 +95,19 @@ def model_config(config: dict[str, Any], path: Path) -> ModelConfig:
         raise refuse("activation_function", f"aiayn has {sorted(set(ACTIVATIONS))}")
     if config.get("decoder_start_token_id") != config.get("pad_token_id"):
         raise refuse("decoder_start_token_id", "Marian starts the decoder from pad_token_id")
-    return ModelConfig(
-        vocab_size=config["vocab_size"] + 1,  # plus our padding row
-        d_model=config["d_model"],
-        d_ff=config["encoder_ffn_dim"],
-        n_heads=config["encoder_attention_heads"],
-        n_encoder_layers=config["encoder_layers"],
-        n_decoder_layers=config["decoder_layers"],
-        dropout=config.get("dropout", 0.1),
-        activation=ACTIVATIONS[config["activation_function"]],
-        tie_embeddings=config.get("tie_word_embeddings", True),
-        positional="concatenated",
-    )
+    values = {
+        "vocab_size": config["vocab_size"] + 1,  # plus our padding row
+        "d_model": config["d_model"],
+        "d_ff": config["encoder_ffn_dim"],
+        "n_heads": config["encoder_attention_heads"],
+        "n_encoder_layers": config["encoder_layers"],
+        "n_decoder_layers": config["decoder_layers"],
+        "dropout": config.get("dropout", 0.1),
+        "activation": ACTIVATIONS[config["activation_function"]],
+        "tie_embeddings": config.get("tie_word_embeddings", True),
+        "positional": "concatenated",
+    }
+    return ModelConfig.from_dict(values, source=f"{path} (as aiayn's settings)")
 
 
 def permutation(config: dict[str, Any]) -> list[int]:
@@ -96,6 +116,21 @@ def permutation(config: dict[str, Any]) -> list[int]:
     unk = config.get("unk_token_id", 1)
     first = [pad, eos, unk]  # our bos, eos, unk
     return first + [i for i in range(V) if i not in first]
+
+
+def built_for(cfg: ModelConfig, state: dict[str, torch.Tensor], directory: Path) -> Transformer:
+    """Our model holding `state`, its sizes checked before it is built (a config.json that
+    says d_model=2^40 would otherwise be built until memory ran out)."""
+    if count_parameters(cfg) == sum(t.numel() for t in state.values()):
+        model = Transformer(cfg)
+        expected = {k: tuple(v.shape) for k, v in model.state_dict().items()}
+        if expected == {k: tuple(v.shape) for k, v in state.items()}:
+            model.load_state_dict(state)
+            return model
+    raise MarianImportError(
+        f"{directory / WEIGHTS}: its tensors do not have the sizes {directory / 'config.json'} "
+        "gives; the weights and config.json come from different models"
+    )
 
 
 def read_weights(directory: Path) -> dict[str, torch.Tensor]:
@@ -170,16 +205,13 @@ def write_tokenizer(directory: Path, config: dict[str, Any], rows: list[int], ou
     # imported by name, its attributes are typed Any.
     pb = importlib.import_module("sentencepiece.sentencepiece_model_pb2")
 
-    source, vocab_file = (directory / name for name in TOKENIZER_FILES)
-    vocab = json.loads(vocab_file.read_text(encoding="utf-8"))  # piece -> Marian id
-    piece_of = {i: p for p, i in vocab.items()}
-    if len(piece_of) != config["vocab_size"]:
-        raise MarianImportError(
-            f"{vocab_file}: {len(piece_of)} pieces, but config.json has "
-            f"vocab_size={config['vocab_size']}"
-        )
+    source = directory / TOKENIZER_FILES[0]
+    piece_of = read_vocab(directory, config)
     proto = pb.ModelProto()
-    proto.ParseFromString(source.read_bytes())
+    try:
+        proto.ParseFromString(source.read_bytes())
+    except Exception as err:  # protobuf's DecodeError and kin: damaged bytes
+        raise MarianImportError(f"{source}: not a SentencePiece model ({err})") from None
     scores = {p.piece: p.score for p in proto.pieces}
     floor = min(scores.values(), default=0.0) - 10.0
     specials = {
@@ -205,6 +237,21 @@ def write_tokenizer(directory: Path, config: dict[str, Any], rows: list[int], ou
     (out / TOKENIZER_FILE).write_bytes(proto.SerializeToString())
 
 
+def read_vocab(directory: Path, config: dict[str, Any]) -> dict[int, str]:
+    """vocab.json as {Marian id: piece}: every id from 0 to vocab_size - 1 once."""
+    path = directory / TOKENIZER_FILES[1]
+    vocab = read_json(path, "give the vocab.json saved with the model")  # piece -> Marian id
+    values = list(vocab.values()) if isinstance(vocab, dict) else [None]
+    ids = sorted(values) if all(type(i) is int for i in values) else None
+    if ids is None or ids != list(range(len(ids))):
+        raise MarianImportError(f"{path}: not a map of pieces to the ids 0, 1, 2, ...")
+    if len(ids) != config["vocab_size"]:
+        raise MarianImportError(
+            f"{path}: {len(ids)} pieces, but config.json has vocab_size={config['vocab_size']}"
+        )
+    return {i: p for p, i in vocab.items()}
+
+
 def import_marian(directory: str | Path, out: str | Path) -> Path:
     """Write an aiayn model directory (config.json, model.safetensors, spm.model) at `out`,
     atomically, from a local Marian checkpoint directory. Nothing is downloaded."""
@@ -219,13 +266,14 @@ def import_marian(directory: str | Path, out: str | Path) -> Path:
                 "are needed beside config.json: copy the whole model directory"
             )
     cfg = model_config(config, directory / "config.json")
+    read_vocab(directory, config)  # its size checked before `permutation` counts to vocab_size
     rows = permutation(config)
     state = our_state(read_weights(directory), cfg, rows, directory / WEIGHTS)
-    model = Transformer(cfg)
-    model.load_state_dict(state)
+    model = built_for(cfg, state, directory)
     with atomic_directory(Path(out)) as tmp:
         model.save(tmp)
         write_tokenizer(directory, config, rows, tmp)
+        Tokenizer(tmp)  # it loads: a damaged source.spm is refused here, nothing left behind
         if (directory / "target.spm").is_file():  # kept for reference
             shutil.copyfile(directory / "target.spm", tmp / "marian-target.spm")
     return Path(out)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from aiayn.config import TrainConfig, check_keys, check_types
@@ -298,6 +299,18 @@ def clean_up(run: Path, keep_last: int) -> None:
                 os.replace(old, target)
 
 
+def _load_weights(path: Path) -> dict[str, torch.Tensor]:
+    """A checkpoint's weights; damaged ones are an error naming the file (found by the fuzzed
+    readers: `aiayn average` let safetensors' own error escape as a traceback)."""
+    try:
+        return load_file(str(path))
+    except (SafetensorError, OSError) as err:
+        raise ValueError(
+            f"{path}: not a readable safetensors file ({err}); "
+            + DAMAGED_FIX.format(checkpoint=path.parent)
+        ) from None
+
+
 def average_checkpoints(paths: list[Path], out: Path) -> Path:
     """The paper's checkpoint averaging: the element-wise mean of the weights, saved as a model
     directory (config, weights, tokenizer) that translates like any checkpoint."""
@@ -313,8 +326,9 @@ def average_checkpoints(paths: list[Path], out: Path) -> Path:
             )
     total: dict[str, torch.Tensor] = {}
     for path in paths:
-        weights = load_file(str(Path(path) / WEIGHTS_FILE))
-        if total and weights.keys() != total.keys():
+        weights = _load_weights(Path(path) / WEIGHTS_FILE)
+        shapes = {k: v.shape for k, v in weights.items()}
+        if total and shapes != {k: v.shape for k, v in total.items()}:
             raise ValueError(f"{path}: its weights do not match {paths[0]}'s; same run only")
         for name, tensor in weights.items():
             total[name] = total.get(name, 0) + tensor.double()

@@ -1,5 +1,6 @@
-"""Fuzzed token-id files of a data directory: `{split}.{side}.ids` (flat ids) and
-`{split}.{side}.offsets.npy` (where each sentence starts), read by memory-mapping."""
+"""Fuzzed files of a data directory: the token ids `{split}.{side}.ids` (flat ids) and
+`{split}.{side}.offsets.npy` (where each sentence starts), read by memory-mapping, and the
+cleaned text of the held-out splits."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from aiayn.data.binarize import load_ids
+from aiayn.data.data_dir import DataDir
 from tests.fuzz.conftest import FUZZ
-from tests.fuzz.mutate import mutated, read_or_refuse, scratch
+from tests.fuzz.mutate import mutated, read_or_refuse, scratch, wrongly_encoded
 
 VOCAB = 64
 LENGTHS = np.array([3, 0, 5, 2, 7])
@@ -68,3 +70,20 @@ def test_damaged_offsets_are_named(offsets: bytes):
 @given(mutated(IDS.tobytes()))
 def test_damaged_ids_are_named(ids: bytes):
     check_read(npy(OFFSETS), ids)
+
+
+def test_split_text(tiny_data):
+    """`{split}.src.txt` / `{split}.tgt.txt`: what validation and `evaluate --data` read."""
+    valid = (tiny_data / "valid.src.txt").read_bytes()
+
+    @FUZZ
+    @given(mutated(valid) | st.lists(st.text(max_size=20), max_size=5).flatmap(wrongly_encoded))
+    @example("Grüße\n".encode("latin-1"))  # a bare UnicodeDecodeError that named no file
+    def fuzz(raw: bytes):
+        with scratch(tiny_data) as tmp:
+            path = tmp / "valid.src.txt"
+            path.write_bytes(raw)
+            data = DataDir.open(tmp)
+            read_or_refuse(lambda: data.sources("valid"), path)
+
+    fuzz()
