@@ -8,7 +8,6 @@ search, `AIAYN_FUZZ=deep pytest tests/fuzz` draws many more, new ones each time.
 from __future__ import annotations
 
 import os
-from datetime import timedelta
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -20,14 +19,14 @@ settings.register_profile(
     max_examples=100,
     derandomize=True,
     database=None,  # nothing written to .hypothesis/
-    deadline=timedelta(seconds=30),  # a reader that hangs fails
+    deadline=None,  # a loaded machine is slow; a reader that hangs fails by `scratch`'s alarm
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.register_profile(
     "aiayn-fuzz-deep",
     max_examples=1000,
     database=None,
-    deadline=timedelta(seconds=30),
+    deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 

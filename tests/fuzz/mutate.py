@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import tempfile
 from collections.abc import Callable
 from contextlib import contextmanager
@@ -109,11 +110,24 @@ def json_file(valid: dict[str, Any]) -> st.SearchStrategy[bytes]:
     return edited_json(valid) | mutated(json.dumps(valid, indent=1).encode())
 
 
+class Hung(BaseException):
+    """An example ran past HANG_SECONDS (a BaseException: no reader's handler catches it)."""
+
+
+HANG_SECONDS = 120  # far beyond any example's time, even on a loaded machine
+
+
+def _hung(signum, frame):
+    raise Hung(f"the reader ran for more than {HANG_SECONDS} s: it hangs")
+
+
 @contextmanager
 def scratch(template: Path | None = None):
     """A fresh directory for one example (hypothesis runs many per test), a copy of
-    `template` if given; removed afterwards."""
+    `template` if given; removed afterwards. An example that runs past HANG_SECONDS fails."""
     root = Path(tempfile.mkdtemp(prefix="aiayn-fuzz-"))
+    previous = signal.signal(signal.SIGALRM, _hung)
+    signal.alarm(HANG_SECONDS)
     try:
         work = root / "w"
         if template is None:
@@ -122,6 +136,8 @@ def scratch(template: Path | None = None):
             shutil.copytree(template, work)
         yield work
     finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
         shutil.rmtree(root, ignore_errors=True)
 
 

@@ -55,3 +55,16 @@ def test_marian_source_spm(marian):
         import_damaged(marian, "source.spm", raw)
 
     fuzz()
+
+
+def test_marian_vocab_with_an_empty_piece(marian):
+    """Found by the fuzzed readers: the spm.model written from it did not load, and the error
+    named the temporary directory of the output instead of the Marian files."""
+    vocab = json.loads((marian / "vocab.json").read_text(encoding="utf-8"))
+    piece = next(p for p, i in vocab.items() if i == 7)
+    vocab[""] = vocab.pop(piece)
+    with scratch(marian) as tmp:
+        (tmp / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
+        with pytest.raises(ValueError, match=r"source\.spm with vocab\.json: not a Sentence"):
+            import_marian(tmp, tmp.parent / "ours")
+        assert not (tmp.parent / "ours").exists()

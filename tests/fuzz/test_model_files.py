@@ -99,7 +99,9 @@ def test_average_of_a_damaged_checkpoint(checkpoint):
             (second / layout.WEIGHTS_FILE).write_bytes(raw)
             out = first.parent / "averaged"
             averaged = read_or_refuse(
-                lambda: average_checkpoints([first, second], out), second / layout.WEIGHTS_FILE
+                lambda: average_checkpoints([first, second], out),
+                second / layout.WEIGHTS_FILE,
+                second,
             )
             assert (averaged is None) == (not out.exists())  # no partial average left
 

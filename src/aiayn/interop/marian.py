@@ -24,6 +24,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file
 
 from aiayn.config import ModelConfig
+from aiayn.data.sources import DataError
 from aiayn.data.vocab import Tokenizer
 from aiayn.files import atomic_directory, read_json
 from aiayn.layout import TOKENIZER_FILE
@@ -273,7 +274,14 @@ def import_marian(directory: str | Path, out: str | Path) -> Path:
     with atomic_directory(Path(out)) as tmp:
         model.save(tmp)
         write_tokenizer(directory, config, rows, tmp)
-        Tokenizer(tmp)  # it loads: a damaged source.spm is refused here, nothing left behind
+        try:  # it loads: a damaged source.spm is refused here, nothing left behind
+            Tokenizer(tmp)
+        except DataError as err:
+            reason = str(err).split("(", 1)[-1].split(")")[0]
+            raise MarianImportError(
+                f"{directory / TOKENIZER_FILES[0]} with {TOKENIZER_FILES[1]}: not a SentencePiece "
+                f"model we can use ({reason}); copy them again from the model's directory"
+            ) from None
         if (directory / "target.spm").is_file():  # kept for reference
             shutil.copyfile(directory / "target.spm", tmp / "marian-target.spm")
     return Path(out)
