@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 
@@ -160,6 +162,23 @@ def evaluate_on_latin1_references(f: Fixtures, tmp: Path) -> Outcome:
     return aiayn(["evaluate", "--model", str(f.run), "--data", str(data), "--beam", "1"])
 
 
+def torchrun_restart(*changes: str) -> Callable:
+    """`aiayn train` as torchrun restarts it (TORCHELASTIC_RESTART_COUNT=1), on a directory
+    holding the run that the same command began, or (with `changes`) another run."""
+
+    def case(f: Fixtures, tmp: Path) -> Outcome:
+        run = copy(f.run, tmp / "run")
+        weights = layout.latest(run).path / layout.WEIGHTS_FILE
+        before = weights.read_bytes()
+        argv = ["train", "--data", str(f.data), "--out", str(run), *TINY, "--max-steps", "6"]
+        with mock.patch.dict(os.environ, {"TORCHELASTIC_RESTART_COUNT": "1"}):
+            out = aiayn([*argv, *changes])
+        kept = layout.latest(run).step == 6 and weights.read_bytes() == before
+        return Outcome(out.code, out.message, kept, out.traceback)
+
+    return case
+
+
 CASES = [
     Case(
         "prepare a UTF-16 corpus",
@@ -239,5 +258,17 @@ CASES = [
         evaluate_on_latin1_references,
         2,
         ("test.tgt.txt, line 3", "not UTF-8"),
+    ),
+    Case(
+        "torchrun restart, --out holds this run",
+        torchrun_restart(),
+        0,
+        ("torchrun restart 1: the run goes on by itself", "resumed from", "step_00000006"),
+    ),
+    Case(
+        "torchrun restart, --out holds another run",
+        torchrun_restart("--set", "dropout=0.3"),
+        2,
+        ("torchrun restarted this job", "dropout 0.1 there, 0.3 asked", "--resume"),
     ),
 ]

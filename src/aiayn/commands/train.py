@@ -73,14 +73,16 @@ def run_train(args: argparse.Namespace) -> int:
     from aiayn.config import apply_overrides, preset, recipe
     from aiayn.data.data_dir import DataDir
     from aiayn.train import checkpoint as ckpt
-    from aiayn.train.distributed import Distributed
-    from aiayn.train.run_dir import create_run, open_run, save_train_config
+    from aiayn.train.distributed import Distributed, restarts
+    from aiayn.train.run_dir import check_same_run, create_run, open_run, save_train_config
     from aiayn.train.trainer import Trainer, TrainingError
 
     dist = Distributed.from_env(args.device)
     overrides = [*args.set, *flag_overrides(args)]
+    # Restarted by torchrun (--max-restarts): the same command goes on from its checkpoints.
+    elastic = not args.resume and restarts() > 0 and (args.out / layout.RUN_CONFIG).is_file()
     try:
-        resuming = args.resume and (args.out / layout.RUN_CONFIG).is_file()
+        resuming = (args.resume or elastic) and (args.out / layout.RUN_CONFIG).is_file()
         if args.resume and not resuming:
             no_run = f"--resume: {args.out} holds no run to resume (no run.json)"
             if args.data is None:
@@ -91,6 +93,8 @@ def run_train(args: argparse.Namespace) -> int:
             run, model_cfg, train_cfg = open_run(args.out, args.data)
             if args.data is not None and dist.is_main:
                 print(f"data: {run.data.root}", file=sys.stderr)
+            if elastic:  # the run there must be the one this command would start
+                check_same_run(run, model_cfg, train_cfg, asked_for(args, run, overrides))
             changed, train_cfg = apply_overrides(model_cfg, train_cfg, overrides)
             if changed != model_cfg:
                 raise ValueError("a resumed run keeps its model; --set only training settings")
@@ -103,14 +107,17 @@ def run_train(args: argparse.Namespace) -> int:
             run = create_run(args.out, data, model_cfg, train_cfg, write=dist.is_main)
         dist.barrier()
         trainer = Trainer(model_cfg, train_cfg, run, dist, progress=not args.no_progress)
-        last = resume_point(run.root, dist.is_main) if args.resume else None
+        last = resume_point(run.root, dist.is_main) if resuming else None
         if last is not None:
             trainer.resume(last.path)
             if dist.is_main:
                 ckpt.clean_up(run.root, train_cfg.keep_last)
-                forget_metrics_after(run.root, last.step)
                 print(f"resumed from {last.path} (step {last.step})", file=sys.stderr)
-        if args.resume and dist.is_main:  # recorded once the checkpoint accepted the settings
+        if resuming and dist.is_main:  # nothing logged twice: what came after is done again
+            forget_metrics_after(run.root, last.step if last is not None else 0)
+        if elastic and dist.is_main:
+            print(f"torchrun restart {restarts()}: the run goes on by itself", file=sys.stderr)
+        if resuming and dist.is_main:  # recorded once the checkpoint accepted the settings
             save_train_config(run, train_cfg)
         summary = trainer.train()
     except TrainingError as err:
@@ -121,6 +128,14 @@ def run_train(args: argparse.Namespace) -> int:
     if dist.is_main:
         print(json.dumps(summary, indent=2))
     return 0
+
+
+def asked_for(args: argparse.Namespace, run, overrides: list[str]):
+    """The (model, training) settings the command line gives for a new run on its data."""
+    from aiayn.config import apply_overrides, preset, recipe
+
+    model = preset(args.preset, vocab_size=run.data.meta.vocab_size)
+    return apply_overrides(model, recipe(args.recipe), overrides)
 
 
 def resume_point(run: Path, is_main: bool):

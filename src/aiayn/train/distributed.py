@@ -15,6 +15,12 @@ from aiayn.devices import usable_device
 T = TypeVar("T")
 
 
+def restarts() -> int:
+    """How many times torchrun has restarted this job's processes (`--max-restarts N`): 0 on
+    the first attempt, and when not launched by torchrun."""
+    return int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"))
+
+
 @dataclass(frozen=True)
 class Distributed:
     """Where this process stands: rank 0 of 1 when not launched by torchrun."""

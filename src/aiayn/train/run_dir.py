@@ -115,6 +115,26 @@ def check_same_data(given: DataDir, config: dict, root: Path) -> None:
         )
 
 
+def check_same_run(
+    run: RunDir, model: ModelConfig, train: TrainConfig, wanted: tuple[ModelConfig, TrainConfig]
+) -> None:
+    """Under a torchrun restart, the run directory must hold the run the command starts (the
+    same data, checked by `open_run`; the same model and training settings), to be resumed
+    without --resume: refused otherwise, naming what differs."""
+    differs = [
+        f"{name} {getattr(stored, name)!r} there, {getattr(asked, name)!r} asked"
+        for stored, asked in zip((model, train), wanted, strict=True)
+        for name in stored.__dataclass_fields__
+        if getattr(stored, name) != getattr(asked, name)
+    ]
+    if differs:
+        raise ValueError(
+            f"--out {run.root}: torchrun restarted this job, but the run there is not the one "
+            f"this command starts ({'; '.join(differs[:3])}): it is not resumed. Give another "
+            "--out, or add --resume to continue that run with its own settings"
+        )
+
+
 def save_train_config(run: RunDir, train: TrainConfig) -> None:
     """Record changed training settings (e.g. a longer max_steps when resuming) and where the
     data is now."""
