@@ -21,6 +21,15 @@ def restarts() -> int:
     return int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"))
 
 
+def attempt_store(rank: int, world_size: int, timeout: timedelta) -> dist.Store:
+    """torchrun's key-value store (`env://`), its keys apart for each restart. torchrun keeps
+    one store across restarts: without the prefix, a restarted process could read the address
+    a killed one left there and fail to connect to it (seen in tests/train/test_elastic.py)."""
+    store, _, _ = next(dist.rendezvous("env://", rank, world_size, timeout=timeout))
+    store.set_timeout(timeout)
+    return dist.PrefixStore(f"aiayn-attempt-{restarts()}", store)
+
+
 @dataclass(frozen=True)
 class Distributed:
     """Where this process stands: rank 0 of 1 when not launched by torchrun."""
@@ -63,8 +72,13 @@ class Distributed:
             raise ValueError(f"--device {device}: not usable here ({err})") from None
         if world_size > 1 and not dist.is_initialized():
             # Other processes wait while the main one validates or saves: allow it time.
+            timeout = timedelta(hours=2)
             dist.init_process_group(
-                "nccl" if dev.type == "cuda" else "gloo", timeout=timedelta(hours=2)
+                "nccl" if dev.type == "cuda" else "gloo",
+                store=attempt_store(rank, world_size, timeout),
+                rank=rank,
+                world_size=world_size,
+                timeout=timeout,
             )
         return cls(rank, world_size, dev)
 
