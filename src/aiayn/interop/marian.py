@@ -47,10 +47,10 @@ def read_config(directory: Path) -> dict[str, Any]:
     if not path.is_file():
         raise MarianImportError(f"{path}: missing; give a Hugging Face Marian model directory")
     config = read_json(path, "give the config.json saved with the model")
-    if not isinstance(config, dict) or config.get("model_type") != "marian":
+    model_type = config.get("model_type") if isinstance(config, dict) else None
+    if model_type != "marian":
         raise MarianImportError(
-            f"{path}: field model_type is {getattr(config, 'get', dict().get)('model_type')!r}, "
-            "not 'marian'; "
+            f"{path}: field model_type is {model_type!r}, not 'marian'; "
             "only MarianMTModel checkpoints can be imported"
         )
     check_ids(config, path)
@@ -59,8 +59,16 @@ def read_config(directory: Path) -> dict[str, Any]:
 
 # The integers of config.json that name sizes, and those that name tokens (found by the fuzzed
 # readers: a string or a list in any of them escaped as a TypeError from deep inside).
-SIZES = ("vocab_size", "d_model", "encoder_layers", "decoder_layers", "encoder_ffn_dim")
-SIZES += ("decoder_ffn_dim", "encoder_attention_heads", "decoder_attention_heads")
+SIZES = (
+    "vocab_size",
+    "d_model",
+    "encoder_layers",
+    "decoder_layers",
+    "encoder_ffn_dim",
+    "decoder_ffn_dim",
+    "encoder_attention_heads",
+    "decoder_attention_heads",
+)
 TOKEN_IDS = ("pad_token_id", "eos_token_id", "unk_token_id")
 
 
@@ -242,9 +250,9 @@ def read_vocab(directory: Path, config: dict[str, Any]) -> dict[int, str]:
     """vocab.json as {Marian id: piece}: every id from 0 to vocab_size - 1 once."""
     path = directory / TOKENIZER_FILES[1]
     vocab = read_json(path, "give the vocab.json saved with the model")  # piece -> Marian id
-    values = list(vocab.values()) if isinstance(vocab, dict) else [None]
-    ids = sorted(values) if all(type(i) is int for i in values) else None
-    if ids is None or ids != list(range(len(ids))):
+    values: list[Any] = list(vocab.values()) if isinstance(vocab, dict) else [None]
+    ids = sorted(values) if all(type(i) is int for i in values) else [-1]
+    if ids != list(range(len(ids))):
         raise MarianImportError(f"{path}: not a map of pieces to the ids 0, 1, 2, ...")
     if len(ids) != config["vocab_size"]:
         raise MarianImportError(
