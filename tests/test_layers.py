@@ -17,7 +17,7 @@ LAYERS = [
     {"data", "model"},  # the corpus and the network
     {"decode", "evaluate", "tune", "export", "interop", "nn"},  # what uses a trained network
     {"train", "engines"},  # training (it validates by decoding); every engine behind one interface
-    {"plot", "vision"},
+    {"plot", "vision", "documents"},  # and documents: structure kept around the engines
     {"commands", "serve", "cli", "__main__"},  # the interfaces
 ]
 LAYER = {name: level for level, names in enumerate(LAYERS) for name in names}
