@@ -58,6 +58,10 @@ DOCUMENT = re.compile(r"<!doctype|<html[\s>]|<body[\s>]|<head[\s>]", re.I)
 # libxml2 knows HTML 4's tags only; an HTML5 tag is not a repair
 HARMLESS = re.compile(r"Tag \S+ invalid|htmlParseEntityRef|Misplaced DOCTYPE")
 
+# What XML (and so libxml2's tree) cannot hold: C0 controls but tab, newline and carriage
+# return; surrogates; U+FFFE and U+FFFF.
+CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
 
 def untouched(el) -> bool:
     """script/style/pre/code..., translate="no", class="notranslate", comments."""
@@ -82,11 +86,15 @@ def is_inline(el) -> bool:
 def parse(text: str) -> Parsed:
     from lxml import etree, html
 
+    text, controls = CONTROL.subn("", text)
     parser = html.HTMLParser(recover=True, encoding="utf-8", remove_comments=False)
     data = text.encode("utf-8")
     whole = bool(DOCUMENT.search(text[:2000]))
     if whole:
-        root = etree.fromstring(data, parser).getroottree().getroot()
+        parsed = etree.fromstring(data, parser)
+        if parsed is None:  # a doctype and nothing else: no element, so nothing to translate
+            return Parsed([], lambda outputs: text, ["no element in it"])
+        root = parsed.getroottree().getroot()
     else:
         root = html.fragment_fromstring(data, create_parent="div", parser=parser)
     warnings = [
@@ -100,6 +108,11 @@ def parse(text: str) -> Parsed:
             + "; ".join(warnings[:5])
             + (f" (and {len(warnings) - 5} more)" if len(warnings) > 5 else "")
         ]
+    if controls:
+        warnings.append(
+            f"{controls} control characters or noncharacters removed (HTML does not allow "
+            "them, and libxml2's tree cannot hold them)"
+        )
     units: list[Tagged] = []
     writes: list[tuple[Any, int]] = []  # (what to write back, its unit)
     visit(root, units, writes)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from aiayn.documents.inline import Node, Tagged, plain, text_of
 from aiayn.documents.parsed import Parsed
+from aiayn.documents.segment import LETTER
 
 FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n.*?^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.M | re.S)
 PAIRED = {"em_open": "em_close", "strong_open": "strong_close", "s_open": "s_close"}
@@ -86,7 +87,10 @@ def parse(text: str) -> Parsed:
         out, cursor = [], 0
         for start, end, unit in sorted(places):
             out.append(body[cursor:start])
-            out.append(escape_start(write(outputs[unit], outputs)))
+            if LETTER.search(body[start:end]):
+                out.append(escape_start(write(outputs[unit], outputs)))
+            else:  # no word in it, alt texts included: nothing translated, not one byte changed
+                out.append(body[start:end])
             cursor = end
         out.append(body[cursor:])
         return head + "".join(out)

@@ -9,7 +9,7 @@ import re
 from aiayn.documents.inline import Node, Tagged, text_of
 from aiayn.documents.parsed import Parsed
 
-LINE = re.compile(r".*?(?:\r\n|\n|$)")
+LINE = re.compile(r".*?(?:\r\n|\n|\r|$)")  # Unix, Windows and old Mac line ends
 
 
 def parse(text: str) -> Parsed:

@@ -53,6 +53,7 @@ def translate_document(
             "reads it); written out unchanged",
             file=sys.stderr,
         )
+        return document, 0
     aligner = Aligner(translator, options.choice)
     done = translate_sentences(translator, sentences, cfg, options, aligner)
     outputs = [
