@@ -20,6 +20,7 @@ from aiayn.config import (
 )
 
 if TYPE_CHECKING:
+    from aiayn.decode.controls import Controls
     from aiayn.engines import Translation, Translator
 
 PAPER = DecodeConfig()  # every default of the search below is read from here
@@ -137,6 +138,7 @@ def add(commands) -> None:
     t.add_argument("--input", type=Path, help="default: standard input")
     t.add_argument("--output", type=Path, help="default: standard output")
     document.add_options(t)
+    add_controls(t)
     t.set_defaults(run=run_translate)
 
     e = commands.add_parser("evaluate", help="BLEU and chrF (sacreBLEU) with their signatures")
@@ -146,6 +148,43 @@ def add(commands) -> None:
     e.add_argument("--src", type=Path, help="or: a source file...")
     e.add_argument("--ref", type=Path, nargs="+", help="...and one or more reference files")
     e.set_defaults(run=run_evaluate)
+
+
+def add_controls(p: argparse.ArgumentParser) -> None:
+    """Target prefixes, a glossary and suppressed words (docs/translation.md)."""
+    p.add_argument(
+        "--prefix",
+        type=Path,
+        metavar="FILE",
+        help="one target prefix per input line (an empty line: none): each translation starts "
+        "with it",
+    )
+    p.add_argument(
+        "--glossary",
+        type=Path,
+        metavar="FILE",
+        help="'source term<TAB>target term' lines: where a source term occurs, its target "
+        "term must appear in the translation (lexically constrained beam search)",
+    )
+    p.add_argument(
+        "--glossary-case", action="store_true", help="match glossary source terms' case exactly"
+    )
+    p.add_argument(
+        "--suppress", nargs="+", metavar="WORD", default=(), help="words never to produce"
+    )
+
+
+def controls_of(args: argparse.Namespace) -> Controls | None:
+    """The controls the command line asks for (files read and checked now); None: none."""
+    from aiayn.decode.controls import Controls
+    from aiayn.decode.glossary import Glossary
+
+    if args.glossary_case and args.glossary is None:
+        raise ValueError("--glossary-case needs --glossary FILE")
+    glossary = Glossary.load(args.glossary, args.glossary_case) if args.glossary else None
+    prefixes = tuple(read_lines(args.prefix)) if args.prefix else None
+    found = Controls(prefixes, glossary, tuple(args.suppress), str(args.prefix))
+    return found if found else None
 
 
 def search_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -197,6 +236,13 @@ def run_translate(args: argparse.Namespace) -> int:
     documents = document.wanted(args)
     text = document.read_document(args.input) if args.format != "lines" else None
     lines = read_lines(args.input) if text is None else []
+    controls = controls_of(args)
+    if controls is not None:
+        if documents:
+            raise ValueError(
+                "--prefix, --glossary and --suppress steer plain line mode; drop --format or --alignments"
+            )
+        controls.check_lines(len(lines))
     translator = open_translator(args.model, engine_config(args))
     cfg, length = search_for(translator, given)
     print(f"search: {describe(cfg)}; {length}", file=sys.stderr)
@@ -205,8 +251,8 @@ def run_translate(args: argparse.Namespace) -> int:
             args, document.translate(args, translator, cfg, lines if text is None else text)
         )
     if cfg.nbest == 1:
-        return write_output(args, lines_text(translator.translate(lines, cfg)))
-    return write_output(args, format_nbest(translator.nbest(lines, cfg)))
+        return write_output(args, lines_text(translator.translate(lines, cfg, controls)))
+    return write_output(args, format_nbest(translator.nbest(lines, cfg, controls)))
 
 
 def lines_text(lines: list[str]) -> str:

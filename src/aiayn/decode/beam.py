@@ -31,6 +31,7 @@ from torch import Tensor
 from aiayn.config import LENGTH_PENALTIES, DecodeConfig
 from aiayn.decode.protocols import CacheT, DecodingModel
 from aiayn.decode.rules import apply_rules, block_repeats, check_deadline, max_lengths
+from aiayn.decode.steering import SentenceControls, Steering
 
 
 @dataclass(frozen=True)
@@ -112,45 +113,67 @@ def length_penalty(length: int, alpha: float, kind: str = "gnmt") -> float:
 
 @torch.inference_mode()
 def beam_search(
-    model: DecodingModel[CacheT], src: Tensor, cfg: DecodeConfig
+    model: DecodingModel[CacheT],
+    src: Tensor,
+    cfg: DecodeConfig,
+    controls: list[SentenceControls | None] | None = None,
 ) -> list[list[Hypothesis]]:
     """The `nbest` best hypotheses of each sentence, best first.
 
     Args:
         model: in eval mode.
         src: (B, S) source ids ending with eos, right-padded.
+        controls: per sentence, its prefix, terms and suppressed sequences (steering.py).
     """
-    return [s.best() for s in search(model, src, cfg, lambda: Sentence(cfg))]
+    return [s.best() for s in search(model, src, cfg, lambda: Sentence(cfg), controls)]
 
 
 @torch.inference_mode()
 def search(
-    model: DecodingModel[CacheT], src: Tensor, cfg: DecodeConfig, sentence: Callable[[], F]
+    model: DecodingModel[CacheT],
+    src: Tensor,
+    cfg: DecodeConfig,
+    sentence: Callable[[], F],
+    controls: list[SentenceControls | None] | None = None,
 ) -> list[F]:
     """The beam search itself: each sentence's finished list (made by `sentence()`) is offered
-    its finished hypotheses and decides when the sentence is done. cfg: beam, limits, min_len."""
+    its finished hypotheses and decides when the sentence is done. cfg: beam, limits, min_len.
+    controls: per sentence (or None), what `Steering` applies at each step."""
     special, K = model.cfg, cfg.beam  # the model's pad, bos and eos ids; the beam size
     B = src.shape[0]
     a, b, cap = cfg.max_len_a, cfg.max_len_b, cfg.max_output_tokens
     limit = max_lengths(src, special.pad_id, a, b, cap).tolist()  # per sentence
+    steer = Steering.of(controls, K, src.device)  # None without controls
+    limit = steer.limits(limit) if steer else limit
     results = [sentence() for _ in range(B)]
     cache = model.init_cache(model.encode(src), capacity=max(limit))
+    prefilled, cache = steer.prefill(model, cache, special.bos_id) if steer else (None, cache)
     cache = cache.expand(K)  # K hypotheses share each source
     active = list(range(B))  # sentence of each active block of K rows
     tokens = torch.full((B * K, 1), special.bos_id, dtype=torch.long, device=src.device)  # (B*K, t)
+    if prefilled is not None:  # (B, 1 + n): bos and the prefix decoded in one pass
+        tokens = prefilled.repeat_interleave(K, dim=0)
     # log P of each live hypothesis; at the start only the first of each K is live
     scores = torch.full((B, K), -math.inf, device=src.device)  # (B', K)
     scores[:, 0] = 0.0
-    for t in range(1, max(limit) + 1):
+    for t in range(tokens.shape[1], max(limit) + 1):
         check_deadline(cfg.deadline, t)
         log_probs, cache = expand(model, tokens[:, -1:], cache)  # (B'*K, V)
+        if steer:
+            log_probs = steer.before_rules(log_probs, tokens, active, special.eos_id)
         at_limit = torch.tensor([limit[s] <= t for s in active], device=src.device)  # (B',)
         log_probs = apply_rules(
             log_probs, t, at_limit.repeat_interleave(K), cfg.min_len, special.eos_id
         )
         if cfg.no_repeat_ngram:
             log_probs = block_repeats(log_probs, tokens[:, 1:], cfg.no_repeat_ngram)
+        if steer:
+            log_probs = steer.after_rules(log_probs, t)
         cand_scores, cand_beam, cand_token = select(scores, log_probs, K)  # (B', 2K) each
+        if steer:
+            cand_scores, cand_beam, cand_token = steer.select(
+                scores, log_probs, (cand_scores, cand_beam, cand_token), active
+            )
         keep_rows, keep_tokens, keep_scores, done = finalize(
             cand_scores,
             cand_beam,
@@ -172,6 +195,8 @@ def search(
         tokens = torch.cat((tokens[rows], keep_tokens[block].flatten()[:, None]), dim=1)
         scores = keep_scores[block]  # (B'', K)
         active = [active[i] for i in still]
+        if steer:
+            steer.advance(rows, tokens[:, -1], active)
     return results
 
 
@@ -237,7 +262,8 @@ def finalize(
                 keep_score[i][n_kept] = score
                 n_kept += 1
         over = t >= limit[sentence] or n_kept == 0
-        done.append(over or result.done(keep_score[i][0], t, limit[sentence]))
+        # the best live log P: the first kept, but for a constrained sentence (kept by bank)
+        done.append(over or result.done(max(keep_score[i]), t, limit[sentence]))
     device = cand_scores.device
     return (
         torch.tensor(keep_beam, device=device),

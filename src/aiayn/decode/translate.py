@@ -16,10 +16,12 @@ from aiayn.config import DecodeConfig
 from aiayn.data.vocab import Tokenizer
 from aiayn.decode.beam import Hypothesis, beam_search
 from aiayn.decode.compiled import CompiledModel
+from aiayn.decode.controls import Controls, sentence_controls
 from aiayn.decode.greedy import greedy_decode, greedy_hypotheses
 from aiayn.decode.precision import for_decoding
 from aiayn.decode.protocols import DecodingModel
 from aiayn.decode.sampling import Sampler
+from aiayn.decode.steering import SentenceControls
 from aiayn.devices import usable_device
 from aiayn.model import Transformer
 
@@ -97,40 +99,66 @@ def decode_lines(
 
 
 def translate_lines(
-    model: Model, tokenizer: Tokenizer, lines: list[str], cfg: DecodeConfig = DecodeConfig()
+    model: Model,
+    tokenizer: Tokenizer,
+    lines: list[str],
+    cfg: DecodeConfig = DecodeConfig(),
+    controls: Controls | None = None,
 ) -> list[str]:
     """Translations of `lines`, in their order, by the search `cfg` names (greedy, beam or
-    sampling); an empty line gives an empty line."""
-    return tokenizer.decode(decode_lines(model, tokenizer, lines, decoder(cfg), [], cfg))
+    sampling); an empty line gives an empty line. controls: prefixes, glossary, suppression."""
+    steer = per_line(controls, tokenizer, lines, cfg)
+    return tokenizer.decode(decode_lines(model, tokenizer, lines, decoder(cfg, steer), [], cfg))
 
 
-def decoder(cfg: DecodeConfig) -> Decoder:
+def per_line(
+    controls: Controls | None, tokenizer: Tokenizer, lines: list[str], cfg: DecodeConfig
+) -> list[SentenceControls | None] | None:
+    """Each line's controls in piece ids; None where no line has one."""
+    if not controls:
+        return None
+    if cfg.sample:
+        raise ValueError(
+            "target prefixes, glossaries and suppressed words steer the beam search; drop --sample"
+        )
+    found = sentence_controls(controls, tokenizer, lines, cfg)
+    return found if any(found) else None
+
+
+def decoder(cfg: DecodeConfig, controls: list[SentenceControls | None] | None = None) -> Decoder:
     """The 1-best decoder `cfg` names: sampling, beam search, or greedy decoding at beam 1.
 
     Greedy decoding stops at the first eos. Beam search at K=1 can differ: under the "bound"
     rule its one live hypothesis goes on past an eos while a longer one could still win under
-    the length penalty."""
+    the length penalty. A batch with controls (per input line) is beam-searched, at K=1 too."""
     if cfg.sample:
         return Sampler(cfg)
 
     def decode(model: Model, src: Tensor, lines: list[int]) -> list[list[int]]:
-        if cfg.beam == 1:
+        steer = [controls[i] for i in lines] if controls else None
+        if cfg.beam == 1 and not (steer and any(steer)):
             return greedy_decode(model, src, cfg)
-        return [hyps[0].tokens for hyps in beam_search(model, src, cfg)]
+        return [hyps[0].tokens for hyps in beam_search(model, src, cfg, steer)]
 
     return decode
 
 
 def nbest_hypotheses(
-    model: Model, tokenizer: Tokenizer, lines: list[str], cfg: DecodeConfig
+    model: Model,
+    tokenizer: Tokenizer,
+    lines: list[str],
+    cfg: DecodeConfig,
+    controls: Controls | None = None,
 ) -> list[list[tuple[str, Hypothesis]]]:
     """The cfg.nbest best (translation, hypothesis) of each line, best first; an empty line
     gets one empty hypothesis."""
+    steer = per_line(controls, tokenizer, lines, cfg)
 
     def search(model: Model, src: Tensor, lines: list[int]) -> list[list[Hypothesis]]:
-        if cfg.beam == 1:  # as `translate --beam 1`
+        batch = [steer[i] for i in lines] if steer else None
+        if cfg.beam == 1 and not (batch and any(batch)):  # as `translate --beam 1`
             return greedy_hypotheses(model, src, cfg)
-        return beam_search(model, src, cfg)
+        return beam_search(model, src, cfg, batch)
 
     empty_line: list[Hypothesis] = []
     hyps = decode_lines(model, tokenizer, lines, search, empty_line, cfg)

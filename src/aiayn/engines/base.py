@@ -13,6 +13,7 @@ from typing import Protocol
 from aiayn.config import DecodeConfig
 from aiayn.data.vocab import Tokenizer
 from aiayn.decode.attention_maps import Attention
+from aiayn.decode.controls import Controls
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,14 @@ class Translation:
 
 
 EMPTY = Translation("", 0.0, [])  # what an empty line translates to
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """A word that could come first after the prefix, and the translation it leads to."""
+
+    word: str
+    translation: Translation
 
 
 class Translator(Protocol):
@@ -44,13 +53,26 @@ class Translator(Protocol):
         """Where `default_search`'s length setting comes from, in words."""
         ...
 
-    def translate(self, lines: list[str], cfg: DecodeConfig | None = None) -> list[str]:
+    def translate(
+        self, lines: list[str], cfg: DecodeConfig | None = None, controls: Controls | None = None
+    ) -> list[str]:
         """The best translation of each line, in input order (an empty line gives "");
-        cfg: the search (default: `default_search`)."""
+        cfg: the search (default: `default_search`); controls: target prefixes, a glossary,
+        suppressed words (an engine that lacks one says so)."""
         ...
 
-    def nbest(self, lines: list[str], cfg: DecodeConfig | None = None) -> list[list[Translation]]:
+    def nbest(
+        self, lines: list[str], cfg: DecodeConfig | None = None, controls: Controls | None = None
+    ) -> list[list[Translation]]:
         """The `cfg.nbest` best translations of each line, best first, in input order."""
+        ...
+
+    def alternatives(
+        self, line: str, k: int, cfg: DecodeConfig | None = None, controls: Controls | None = None
+    ) -> list[Alternative]:
+        """Up to k distinct words that could come first after the line's target prefix (in
+        `controls`; none: at the start), each with the translation the search completes; the
+        first is the best translation's."""
         ...
 
     def attention(self, line: str, found: Translation, head: int | None = None) -> Attention:

@@ -13,9 +13,16 @@ from pathlib import Path
 
 from aiayn.config import DecodeConfig
 from aiayn.data.vocab import Tokenizer
+from aiayn.decode.alternatives import word_at
 from aiayn.decode.attention_maps import Attention
+from aiayn.decode.controls import Controls
 from aiayn.decode.translate import limit_length
-from aiayn.engines.base import EMPTY, Translation
+from aiayn.engines.base import EMPTY, Alternative, Translation
+
+UNSUPPORTED = (
+    "CTranslate2 has no {} (its issues #739, #1469); our own search has: --engine aiayn "
+    "(with or without --compile) or --engine onnx"
+)
 
 
 class CTranslate2Translator:
@@ -51,9 +58,32 @@ class CTranslate2Translator:
             str(directory), device=device, intra_threads=threads
         )
 
-    def nbest(self, lines: list[str], cfg: DecodeConfig | None = None) -> list[list[Translation]]:
-        """The `cfg.nbest` best translations of each line, in input order."""
-        cfg = cfg or self.default_search
+    def nbest(
+        self, lines: list[str], cfg: DecodeConfig | None = None, controls: Controls | None = None
+    ) -> list[list[Translation]]:
+        """The `cfg.nbest` best translations of each line, in input order; of the controls,
+        CTranslate2 takes target prefixes (natively), not glossaries or suppressed words."""
+        return self._search(lines, cfg or self.default_search, self._prefixes(lines, controls))
+
+    def _prefixes(self, lines: list[str], controls: Controls | None) -> list[list[str] | None]:
+        """Each line's target prefix in pieces (None: none); other controls are refused."""
+        if controls and controls.glossary:
+            raise ValueError(UNSUPPORTED.format("lexically constrained search (glossary)"))
+        if controls and controls.suppress:
+            raise ValueError(UNSUPPORTED.format("suppressed words here"))
+        if controls is None or controls.target_prefix is None:
+            return [None] * len(lines)
+        controls.check_lines(len(lines))
+        ids = self.tokenizer.encode(list(controls.target_prefix))
+        return [self.tokenizer.pieces(x) if x else None for x in ids]
+
+    def _search(
+        self,
+        lines: list[str],
+        cfg: DecodeConfig,
+        prefixes: list[list[str] | None],
+        alternatives: bool = False,
+    ) -> list[list[Translation]]:
         if cfg.sample:
             raise ValueError("--sample runs on our own search only; drop --engine ctranslate2")
         if cfg.beam > 1 and cfg.length_penalty == "gnmt":
@@ -81,6 +111,8 @@ class CTranslate2Translator:
                 min_decoding_length=cfg.min_len,
                 no_repeat_ngram_size=cfg.no_repeat_ngram,
                 return_scores=True,
+                target_prefix=[prefixes[i] for i in rows] if any(prefixes) else None,
+                return_alternatives=alternatives,
             )
             for i, result in zip(rows, out, strict=True):
                 results[i] = [
@@ -89,9 +121,28 @@ class CTranslate2Translator:
                 ]
         return results
 
-    def translate(self, lines: list[str], cfg: DecodeConfig | None = None) -> list[str]:
+    def translate(
+        self, lines: list[str], cfg: DecodeConfig | None = None, controls: Controls | None = None
+    ) -> list[str]:
         """The best translation of each line, in input order."""
-        return [hyps[0].text for hyps in self.nbest(lines, cfg)]
+        return [hyps[0].text for hyps in self.nbest(lines, cfg, controls)]
+
+    def alternatives(
+        self, line: str, k: int, cfg: DecodeConfig | None = None, controls: Controls | None = None
+    ) -> list[Alternative]:
+        """CTranslate2's own `return_alternatives`: the k best pieces after the prefix, each
+        completed; kept where they make distinct words."""
+        cfg = (cfg or self.default_search).replace(nbest=1)
+        if not line.strip():
+            return []
+        prefix = self._prefixes([line], controls)
+        p = len(prefix[0] or [])
+        beam = max(cfg.beam, k)
+        found = self._search([line], cfg.replace(beam=beam, nbest=k), prefix, alternatives=True)
+        distinct: dict[str, Alternative] = {}
+        for t in found[0]:
+            distinct.setdefault(word_at(self.tokenizer, t.tokens, p), Alternative("", t))
+        return [Alternative(word, a.translation) for word, a in distinct.items()]
 
     def attention(self, line: str, found: Translation, head: int | None = None) -> Attention:
         raise ValueError("CTranslate2 does not show its attention weights; use --engine aiayn")

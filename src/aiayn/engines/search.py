@@ -8,10 +8,13 @@ from typing import Any
 
 from aiayn.config import DecodeConfig
 from aiayn.data.vocab import Tokenizer
+from aiayn.decode.alternatives import alternatives
 from aiayn.decode.attention_maps import AttendingModel, Attention, attention_of
+from aiayn.decode.controls import Controls, sentence_controls
 from aiayn.decode.protocols import DecodingModel
-from aiayn.decode.translate import nbest_hypotheses, translate_lines
-from aiayn.engines.base import Translation
+from aiayn.decode.steering import SentenceControls
+from aiayn.decode.translate import nbest_hypotheses, source_batch, translate_lines
+from aiayn.engines.base import Alternative, Translation
 
 
 class SearchTranslator:
@@ -44,13 +47,35 @@ class SearchTranslator:
         self.default_search = search
         self.search_origin = search_origin
 
-    def translate(self, lines: list[str], cfg: DecodeConfig | None = None) -> list[str]:
-        return translate_lines(self.model, self.tokenizer, lines, cfg or self.default_search)
-
-    def nbest(self, lines: list[str], cfg: DecodeConfig | None = None) -> list[list[Translation]]:
+    def translate(
+        self, lines: list[str], cfg: DecodeConfig | None = None, controls: Controls | None = None
+    ) -> list[str]:
         cfg = cfg or self.default_search
-        found = nbest_hypotheses(self.model, self.tokenizer, lines, cfg)
+        return translate_lines(self.model, self.tokenizer, lines, cfg, controls)
+
+    def nbest(
+        self, lines: list[str], cfg: DecodeConfig | None = None, controls: Controls | None = None
+    ) -> list[list[Translation]]:
+        cfg = cfg or self.default_search
+        found = nbest_hypotheses(self.model, self.tokenizer, lines, cfg, controls)
         return [[Translation(text, h.score, h.tokens) for text, h in line] for line in found]
+
+    def alternatives(
+        self, line: str, k: int, cfg: DecodeConfig | None = None, controls: Controls | None = None
+    ) -> list[Alternative]:
+        cfg = cfg or self.default_search
+        if not line.strip():
+            return []
+        steer = sentence_controls(controls, self.tokenizer, [line], cfg)[0] or SentenceControls()
+        ids = self.tokenizer.encode([line])[0][: cfg.max_input_tokens]
+        device = next(self.model.parameters()).device
+        src = source_batch([ids], self.model.cfg.eos_id, self.model.cfg.pad_id, device)
+        found = alternatives(self.model, self.tokenizer, src, k, cfg, steer)
+        text = self.tokenizer.decode([a.hypothesis.tokens for a in found])
+        return [
+            Alternative(a.word, Translation(t, a.hypothesis.score, a.hypothesis.tokens))
+            for a, t in zip(found, text, strict=True)
+        ]
 
     def attention(self, line: str, found: Translation, head: int | None = None) -> Attention:
         if self._attending is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import time
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -19,6 +19,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from aiayn.config import DecodeConfig, EngineConfig
 from aiayn.decode.rules import OverBudgetError
+from aiayn.decode.controls import Controls
+from aiayn.decode.glossary import Glossary
 from aiayn.engines import Translation, open_translator
 from aiayn.serve.batcher import BusyError, DynamicBatcher, model_thread
 from aiayn.serve.body_limit import BodyLimit
@@ -63,6 +65,27 @@ class TranslateRequest(BaseModel):
     format: Literal["lines", "text", "markdown", "html"] = Field(
         "lines", description="lines: each text is a sentence; else one whole document"
     )
+    target_prefix: str | list[str] | None = Field(
+        None, description="the text each translation starts with: one, or one per text"
+    )
+    glossary: list[tuple[str, str]] | None = Field(
+        None, description="[source term, target term] pairs the translations must respect"
+    )
+    glossary_case: bool = Field(False, description="match source terms' case exactly")
+    suppress: list[str] = Field([], description="words the translations must never contain")
+    alternatives: int = Field(
+        0, ge=0, le=10, description="the k likeliest words after the prefix, each completed"
+    )
+
+    def controls(self, n: int) -> Controls | None:
+        """The request's controls for its n texts; None: none."""
+        prefix = self.target_prefix
+        prefixes = (prefix,) * n if isinstance(prefix, str) else prefix
+        glossary = Glossary.of(self.glossary, self.glossary_case) if self.glossary else None
+        found = Controls(
+            None if prefixes is None else tuple(prefixes), glossary, tuple(self.suppress)
+        )
+        return found if found else None
 
 
 FIELDS = tuple(TranslateRequest.model_fields)
@@ -98,6 +121,22 @@ def create_app(
         return translator.nbest(texts, budgeted.replace(beam=beam, nbest=nbest, deadline=deadline))
 
     budgeted = search.replace(max_output_tokens=limits.max_output_tokens)
+
+    def steered(texts: list[str], req: TranslateRequest, controls: Controls | None) -> tuple:
+        """A request with controls or alternatives, on its own (its batch mates would need
+        the same controls): its n-best lists and each text's alternatives."""
+        deadline = time.monotonic() + limits.max_seconds  # the budget of `translate`
+        cfg = budgeted.replace(beam=req.beam, nbest=req.nbest, deadline=deadline)
+        found = translator.nbest(texts, cfg, controls)
+        alts = []
+        for i, text in enumerate(texts if req.alternatives else []):
+            one = (
+                replace(controls, target_prefix=(controls.target_prefix[i],))
+                if (controls and controls.target_prefix is not None)
+                else controls
+            )
+            alts.append(translator.alternatives(text, req.alternatives, cfg, one))
+        return found, alts
 
     def attention(text: str, found: Translation) -> dict:
         """The last layer's cross-attention (heads' mean) over the translation found: one
@@ -175,12 +214,29 @@ def create_app(
                 raise HTTPException(422, f"the document: {err}") from None
         texts = [req.text] if isinstance(req.text, str) else req.text
         check_limits(texts, req, limits)
-        results = await within_budget(batcher, texts, req, limits)
+        alternatives: list = []
+        try:
+            controls = req.controls(len(texts))
+            if controls is None and not req.alternatives:
+                results = await within_budget(batcher, texts, req, limits)
+            else:
+                results, alternatives = await batcher.in_model_thread(steered, texts, req, controls)
+        except OverBudgetError:
+            raise HTTPException(
+                422, f"over budget: this request took longer than {limits.max_seconds:g} s"
+            ) from None
+        except ValueError as err:  # a bad glossary, prefix or suppressed word; an engine's no
+            raise HTTPException(422, f"invalid request: {err}") from None
         out = []
-        for text, found in zip(texts, results, strict=True):
+        for i, (text, found) in enumerate(zip(texts, results, strict=True)):
             item: dict = {"text": found[0].text, "score": found[0].score}
             if req.nbest > 1:
                 item["nbest"] = [{"text": t.text, "score": t.score} for t in found]
+            if alternatives:
+                item["alternatives"] = [
+                    {"word": a.word, "text": a.translation.text, "score": a.translation.score}
+                    for a in alternatives[i]
+                ]
             if req.attention and text.strip():
                 try:
                     item["attention"] = await batcher.in_model_thread(attention, text, found[0])
