@@ -567,11 +567,17 @@ CASES = [
 
 # Newer areas keep their cases in their own modules, tests/bad_input_<area>.py, each with a list
 # CASES built from tests/bad_input_kit.py; add yours here: `CASES += bad_input_<area>.CASES`.
-from tests import bad_input_documents, bad_input_readers, bad_input_server  # noqa: E402
+from tests import (  # noqa: E402
+    bad_input_controls,
+    bad_input_documents,
+    bad_input_readers,
+    bad_input_server,
+)
 
 CASES += bad_input_server.CASES
 CASES += bad_input_documents.CASES
 CASES += bad_input_readers.CASES
+CASES += bad_input_controls.CASES
 
 
 def run_case(case: Case, fixtures: Fixtures, tmp: Path) -> Outcome:

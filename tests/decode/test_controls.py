@@ -75,7 +75,9 @@ def test_outputs_start_with_their_prefix(model, src):
         assert tuple(h.tokens[: len(p)]) == p
         if not p:  # no prefix: the ordinary search
             assert h.tokens == before.tokens
-    assert any(h.tokens[len(p) :] != b.tokens for p, h, b in zip(prefixes, found, plain))
+    assert any(
+        h.tokens[len(p) :] != b.tokens for p, h, b in zip(prefixes, found, plain, strict=True)
+    )
 
 
 def test_the_one_pass_prefix_gives_what_forcing_each_piece_gives(model, src):
