@@ -188,3 +188,14 @@ def test_the_search_reaches_a_term_the_unconstrained_beam_prunes():
     assert D in found.tokens
     # the most probable output with D (by hand from SCRIPT: A D 0.05 beats D 0.04, C D 0.032)
     assert found.tokens == [A, D] and found.log_prob == pytest.approx(math.log(0.5 * 0.1))
+
+
+def test_a_completed_term_is_not_glued_to_the_next_piece(model, src):
+    """With `glue` (the pieces that go on a word), what follows a term starts a new word."""
+    glue = torch.ones(model.cfg.vocab_size, dtype=torch.bool)
+    starts = [EOS, 40, 41]  # the only pieces that may follow a term here
+    glue[starts] = False
+    controls = [SentenceControls(terms=((30,),), glue=glue)] * src.shape[0]
+    for h in outputs(model, src, controls):
+        at = h.tokens.index(30)
+        assert at + 1 == len(h.tokens) or h.tokens[at + 1] in starts

@@ -41,7 +41,13 @@ class Constraints:
         K: the beam size.
     """
 
-    def __init__(self, terms: list[tuple[tuple[int, ...], ...]], K: int, device: Any) -> None:
+    def __init__(
+        self,
+        terms: list[tuple[tuple[int, ...], ...]],
+        K: int,
+        device: Any,
+        glue: Tensor | None = None,
+    ) -> None:
         B, M = len(terms), max([1, *map(len, terms)])
         L = max([1, *(len(x) for t in terms for x in t)])
         ids = torch.full((B, M, L), -1, dtype=torch.long)  # (B, M, L)
@@ -56,12 +62,18 @@ class Constraints:
         self.met = (self.lengths == 0).repeat_interleave(K, 0)  # (B*K, M): no term counts as met
         self.cur = torch.full((B * K,), -1, dtype=torch.long, device=device)
         self.pos = torch.zeros((B * K,), dtype=torch.long, device=device)
+        self.glue = None if glue is None else glue.to(device)  # (V,) pieces that go on a word
+        self.ended = torch.zeros((B * K,), dtype=torch.bool, device=device)  # a term just met
 
-    def allow_eos(self, scores: Tensor, eos_id: int) -> Tensor:
-        """Scores (R, V) with eos at -inf where a row has unmet terms."""
+    def rules(self, scores: Tensor, eos_id: int) -> Tensor:
+        """Scores (R, V) with eos at -inf where a row has unmet terms, and, where its last piece
+        completed a term, every piece that would go on with that word."""
         unmet = ~self.met.all(dim=1)  # (R,)
         eos = scores[:, eos_id].masked_fill(unmet, -math.inf)
-        return scores.index_copy(1, torch.tensor([eos_id], device=scores.device), eos[:, None])
+        scores = scores.index_copy(1, torch.tensor([eos_id], device=scores.device), eos[:, None])
+        if self.glue is None:
+            return scores
+        return scores.masked_fill(self.ended[:, None] & self.glue[None, :], -math.inf)
 
     def select(
         self, scores: Tensor, log_probs: Tensor, found: Candidates, active: list[int]
@@ -92,7 +104,7 @@ class Constraints:
             ((key[:, :, None] == key[:, None, :]) & earlier).any(-1), -math.inf
         )
         rows = (ci[:, None] * K + beams).flatten()  # (n*N,) the parent rows
-        met, _, pos = self.step(rows, tokens.flatten().clamp(min=0), sent.repeat_interleave(N))
+        met, _, pos, _ = self.step(rows, tokens.flatten().clamp(min=0), sent.repeat_interleave(N))
         bank = (met.view(n, N, -1) * self.lengths[sent][:, None, :]).sum(-1) + pos.view(n, N)
         order = self._round_robin(total, bank)[:, : 2 * K]  # (n, 2K)
         out = [t.clone() for t in found]
@@ -139,8 +151,10 @@ class Constraints:
         order_key = order_key.masked_fill(~total.isfinite(), (N + 1) * (self.most + 1))
         return order_key.argsort(dim=1, stable=True)
 
-    def step(self, rows: Tensor, tokens: Tensor, sent: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-        """The state (met, cur, pos) after the parent rows (C,) take `tokens` (C,)."""
+    def step(
+        self, rows: Tensor, tokens: Tensor, sent: Tensor
+    ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        """The state (met, cur, pos, ended) after the parent rows (C,) take `tokens` (C,)."""
         met, cur, pos = self.met[rows], self.cur[rows], self.pos[rows]
         ids, lengths = self.ids[sent], self.lengths[sent]  # (C, M, L), (C, M)
         C, M, L = ids.shape
@@ -154,8 +168,8 @@ class Constraints:
         complete = (cur >= 0) & (pos >= lengths.gather(1, cur.clamp(min=0)[:, None])[:, 0])
         terms = torch.arange(M, device=ids.device)
         met = met | ((terms[None, :] == cur[:, None]) & complete[:, None])
-        return met, cur.masked_fill(complete, -1), pos.masked_fill(complete, 0)
+        return met, cur.masked_fill(complete, -1), pos.masked_fill(complete, 0), complete
 
     def advance(self, rows: Tensor, tokens: Tensor, sentences: Tensor) -> None:
         """The live hypotheses become the parent rows (R'',) extended by tokens (R'',)."""
-        self.met, self.cur, self.pos = self.step(rows, tokens, sentences)
+        self.met, self.cur, self.pos, self.ended = self.step(rows, tokens, sentences)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
+import torch
+
 from aiayn.config import DecodeConfig
 from aiayn.data.vocab import Tokenizer
 from aiayn.decode.glossary import Glossary, Term
@@ -63,6 +65,7 @@ def sentence_controls(
         return [None] * len(lines)
     controls.check_lines(len(lines))
     suppress = tuple(tuple(x) for x in tokenizer.encode(list(controls.suppress)))
+    glue = word_glue(tokenizer) if controls.glossary else None
     prefixes = controls.target_prefix or ("",) * len(lines)
     prefix_ids = tokenizer.encode(list(prefixes))
     lengths = [min(len(x), cfg.max_input_tokens) for x in tokenizer.encode(lines)]
@@ -72,9 +75,16 @@ def sentence_controls(
         ids = [tuple(x) for x in tokenizer.encode([t.target for t in terms])] if terms else []
         limit = max(1, int(cfg.max_len_a * (lengths[n] + 1) + cfg.max_len_b))
         fit(terms, ids, len(prefix_ids[n]), limit, n + 1)
-        found = SentenceControls(tuple(prefix_ids[n]), tuple(ids), suppress)
+        found = SentenceControls(tuple(prefix_ids[n]), tuple(ids), suppress, glue)
         out.append(found if found and line.strip() else None)
     return out
+
+
+def word_glue(tokenizer: Tokenizer) -> torch.Tensor:
+    """(V,) bool: the pieces that go on with the word before them (no "▁", a letter or digit
+    first), which may not follow a completed glossary term."""
+    pieces = tokenizer.pieces(range(tokenizer.vocab_size))
+    return torch.tensor([not p.startswith("▁") and p[:1].isalnum() for p in pieces])
 
 
 def fit(terms: list[Term], ids: list[tuple[int, ...]], prefix: int, limit: int, line: int) -> None:

@@ -8,7 +8,7 @@ some, the sentences without any run the ordinary search: their rows are left as 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -26,6 +26,9 @@ class SentenceControls:
     prefix: tuple[int, ...] = ()  # the output starts with these
     terms: tuple[tuple[int, ...], ...] = ()  # each must appear in the output (a glossary's)
     suppress: tuple[tuple[int, ...], ...] = ()  # none may appear in the output
+    # (V,) bool, the pieces that continue a word (no "▁"): none may follow a completed term,
+    # so that a term stays a whole word; None: no such rule
+    glue: Tensor | None = field(default=None, compare=False, repr=False)
 
     def __bool__(self) -> bool:
         return bool(self.prefix or self.terms or self.suppress)
@@ -87,7 +90,7 @@ class Steering:
         first; active: the sentence of each block of K rows (kept for `after_rules`)."""
         self.sentences = sentences = self.rows(active)  # (R,)
         if self.constraints is not None:
-            log_probs = self.constraints.allow_eos(log_probs, eos_id)
+            log_probs = self.constraints.rules(log_probs, eos_id)
         if self.suppression is not None:
             log_probs = self.suppression.block(log_probs, tokens[:, 1:], sentences)
         return log_probs
