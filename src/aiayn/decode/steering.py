@@ -48,8 +48,9 @@ class Steering:
             if any(c.suppress for c in found)
             else None
         )
+        glue = next((c.glue for c in found if c.glue is not None), None)
         self.constraints = (
-            Constraints([c.terms for c in found], K, device)
+            Constraints([c.terms for c in found], K, device, glue)
             if any(c.terms for c in found)
             else None
         )
