@@ -137,6 +137,7 @@ def quality(args: argparse.Namespace) -> dict:
     src = (data / "test.src.txt").read_text(encoding="utf-8").splitlines()[: args.n]
     ref = (data / "test.tgt.txt").read_text(encoding="utf-8").splitlines()[: args.n]
     model, tokenizer, cfg = open_model(args.model)
+    cfg = cfg.replace(beam=args.beam) if args.beam else cfg
     start = time.perf_counter()
     plain = translate(model, tokenizer, src, cfg)
     plain_s = time.perf_counter() - start
@@ -172,7 +173,7 @@ def quality(args: argparse.Namespace) -> dict:
         "chrF without terms": round(before.chrf, 2),
         "chrF with terms": round(after.chrf, 2),
         "seconds without / with terms": [round(plain_s, 1), round(terms_s, 1)],
-        "search": str(cfg.alpha) + " " + cfg.length_penalty + " " + cfg.stop,
+        "search": f"beam {cfg.beam}, {cfg.length_penalty} alpha {cfg.alpha}, stop {cfg.stop}",
     }
 
 
@@ -377,6 +378,7 @@ def main() -> None:
     parser.add_argument("--terms", type=Path, help="speed: terms.tsv from `quality`")
     parser.add_argument("--sentences", type=int, default=128)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--beam", type=int, help="quality: beam size (default: the model's)")
     parser.add_argument("--main", default="../main/src", help="ab: main's src directory")
     args = parser.parse_args()
     if args.what == "speed" and args.terms is None:
