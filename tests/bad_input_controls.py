@@ -87,7 +87,7 @@ CASES = [
         "API glossary pair without a target",
         serve_request('{"text": "The dog.", "glossary": [["dog"]]}'),
         422,
-        ("glossary.0",),
+        ("glossary entry 0", "['dog']", "not a pair"),
     ),
     Case(
         "API term also suppressed",

@@ -240,7 +240,8 @@ def run_translate(args: argparse.Namespace) -> int:
     if controls is not None:
         if documents:
             raise ValueError(
-                "--prefix, --glossary and --suppress steer plain line mode; drop --format or --alignments"
+                "--prefix, --glossary and --suppress steer plain line mode; "
+                "drop --format or --alignments"
             )
         controls.check_lines(len(lines))
     translator = open_translator(args.model, engine_config(args))

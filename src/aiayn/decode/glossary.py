@@ -70,8 +70,14 @@ class Glossary:
         pairs: Iterable[tuple[str, str]], case: bool = False, name: str = "glossary"
     ) -> Glossary:
         """From (source, target) pairs, e.g. an API request's; `name` for messages."""
-        terms = tuple(Term(s, t, f"{name} entry {i}") for i, (s, t) in enumerate(pairs))
-        return Glossary(terms, case)
+        terms = []
+        for i, pair in enumerate(pairs):
+            if len(pair) != 2:
+                raise ValueError(
+                    f"{name} entry {i}: {list(pair)!r} is not a pair; give [source, target]"
+                )
+            terms.append(Term(pair[0], pair[1], f"{name} entry {i}"))
+        return Glossary(tuple(terms), case)
 
     @staticmethod
     def load(path: str | Path, case: bool = False) -> Glossary:

@@ -18,9 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from aiayn.config import DecodeConfig, EngineConfig
-from aiayn.decode.rules import OverBudgetError
 from aiayn.decode.controls import Controls
 from aiayn.decode.glossary import Glossary
+from aiayn.decode.rules import OverBudgetError
 from aiayn.engines import Translation, open_translator
 from aiayn.serve.batcher import BusyError, DynamicBatcher, model_thread
 from aiayn.serve.body_limit import BodyLimit
@@ -68,7 +68,7 @@ class TranslateRequest(BaseModel):
     target_prefix: str | list[str] | None = Field(
         None, description="the text each translation starts with: one, or one per text"
     )
-    glossary: list[tuple[str, str]] | None = Field(
+    glossary: list[list[str]] | None = Field(
         None, description="[source term, target term] pairs the translations must respect"
     )
     glossary_case: bool = Field(False, description="match source terms' case exactly")
