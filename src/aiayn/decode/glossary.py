@@ -67,7 +67,7 @@ class Glossary:
 
     @staticmethod
     def of(
-        pairs: Iterable[tuple[str, str]], case: bool = False, name: str = "glossary"
+        pairs: Iterable[tuple[str, str] | list[str]], case: bool = False, name: str = "glossary"
     ) -> Glossary:
         """From (source, target) pairs, e.g. an API request's; `name` for messages."""
         terms = []
