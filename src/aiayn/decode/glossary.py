@@ -84,7 +84,7 @@ class Glossary:
         """From a UTF-8 file of `source TAB target` lines (blank lines are skipped)."""
         path = Path(path)
         try:
-            text = path.read_text(encoding="utf-8")
+            text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is no term
         except UnicodeDecodeError as err:
             raise ValueError(f"{path}: not valid UTF-8 ({err.reason}); convert it") from None
         terms = []
