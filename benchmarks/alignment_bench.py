@@ -9,7 +9,8 @@
 2. Choose: the layer and head (or the heads' mean) whose attention, teacher-forced over the
    reference, has the lowest AER on --choose validation pairs; --store DIR writes it to
    DIR/alignment.json, where `aiayn translate` reads it (else the last layer's mean).
-3. AER on --n test pairs: the chosen layer/head, the default, and each layer's mean.
+3. AER on --n test pairs: the chosen layer/head, the default, each layer's mean, and each
+   `--also LAYER:HEAD` (e.g. `--also -2:0`, the head a guided alignment run trained).
 4. Inline tags: in each of the --n test sources, <b> around a random span of 1-3 words that
    eflomal aligns to the reference; translated as HTML (tags placed by the chosen alignments)
    and without tags. Reported: tags kept and well nested, BLEU of the tag-stripped output
@@ -167,6 +168,9 @@ def main() -> None:
     p.add_argument("--n", type=int, default=400, help="test pairs")
     p.add_argument("--choose", type=int, default=150, help="validation pairs to choose on")
     p.add_argument("--store", type=Path, help="write alignment.json into this directory")
+    p.add_argument(
+        "--also", action="append", default=[], metavar="LAYER:HEAD", help="another head's AER"
+    )
     args = p.parse_args()
 
     from aiayn import open_translator
@@ -200,7 +204,11 @@ def main() -> None:
         (args.store / "alignment.json").write_text(json.dumps(stored) + "\n")
     t_src, t_ref, t_sure, t_possible = part("test", args.n)
     test_aer = {}
-    for name, c in (("chosen", chosen), ("penultimate mean", Choice(-2))):
+    also = [
+        (f"layer {x} head {h}", Choice(int(x), int(h)))
+        for x, h in (a.split(":") for a in args.also)
+    ]
+    for name, c in (("chosen", chosen), ("penultimate mean", Choice(-2)), *also):
         found = forced_pairs(translator, t_src, t_ref, c.head)
         test_aer[name] = round(aer([f[c.layer] for f in found], t_sure, t_possible), 3)
     means = forced_pairs(translator, t_src, t_ref, None)

@@ -570,6 +570,7 @@ CASES = [
 from tests import (  # noqa: E402
     bad_input_controls,
     bad_input_documents,
+    bad_input_guided,
     bad_input_readers,
     bad_input_server,
 )
@@ -578,6 +579,7 @@ CASES += bad_input_server.CASES
 CASES += bad_input_documents.CASES
 CASES += bad_input_readers.CASES
 CASES += bad_input_controls.CASES
+CASES += bad_input_guided.CASES
 
 
 def run_case(case: Case, fixtures: Fixtures, tmp: Path) -> Outcome:

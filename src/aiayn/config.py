@@ -183,9 +183,19 @@ class TrainConfig(FrozenConfig):
     max_bad_steps: int = 5  # consecutive non-finite losses before the run stops
     log_every: int = 50  # steps between lines in metrics.jsonl
     seed: int = 1  # initial weights, dropout, batch order
+    # Guided alignment (Garg et al. 2019): the weight of a cross-entropy between one decoder
+    # layer's cross-attention head and eflomal's alignments of the training pairs; 0 = off.
+    # 0.05 is fairseq's alignment_lambda, for a loss summed over tokens as ours is.
+    guided_alignment: float = 0.0
+    alignment_layer: int = -2  # the guided decoder layer (negative: from the last)
+    alignment_head: int = 0  # its guided head (fairseq's alignment models: the first)
 
     def __post_init__(self) -> None:
         problems = []
+        if self.guided_alignment < 0:
+            problems.append(
+                f"guided_alignment must be 0 (off) or more, got {self.guided_alignment}"
+            )
         if self.precision not in PRECISIONS:
             problems.append(f"precision={self.precision!r}; choose one of {PRECISIONS}")
         for name in ("max_tokens", "pad_to", "update_freq", "warmup", "max_steps", "keep_last"):

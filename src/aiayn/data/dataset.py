@@ -9,6 +9,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from aiayn.data.alignments import dense_targets
 from aiayn.data.batching import round_up
 from aiayn.data.binarize import load_ids
 from aiayn.data.data_dir import SPLITS, DataDir
@@ -23,6 +24,7 @@ class Batch:
     src: Tensor  # (B, S) source ids + eos
     tgt_in: Tensor  # (B, T) bos + target ids
     tgt_out: Tensor  # (B, T) target ids + eos
+    alignment: Tensor | None = None  # (B, T, S) reference alignment rows (guided alignment)
 
     @property
     def n_tgt_tokens(self) -> int:
@@ -42,6 +44,12 @@ class ParallelData:
         self.tgt_ids, self.tgt_offsets = load_ids(data.ids(split, "tgt"), self.meta.vocab_size)
         if len(self.src_offsets) != len(self.tgt_offsets):
             raise DataError(f"{data.root}: {split} source and target counts differ; re-prepare")
+        self.links: tuple[np.ndarray, np.ndarray] | None = None  # `with_alignments`
+
+    def with_alignments(self, links: np.ndarray, offsets: np.ndarray) -> None:
+        """Batches then carry each pair's reference alignment ((M, 2) (target, source) piece
+        links, sentence i's at offsets[i]:offsets[i + 1]) as a dense target."""
+        self.links = (links, offsets)
 
     def __len__(self) -> int:
         return len(self.src_offsets) - 1
@@ -72,4 +80,10 @@ class ParallelData:
             src[row, : len(s)], src[row, len(s)] = s, EOS_ID
             tgt_in[row, 0], tgt_in[row, 1 : len(t) + 1] = BOS_ID, t
             tgt_out[row, : len(t)], tgt_out[row, len(t)] = t, EOS_ID
-        return Batch(torch.from_numpy(src), torch.from_numpy(tgt_in), torch.from_numpy(tgt_out))
+        alignment = None
+        if self.links is not None:
+            links, offsets = self.links
+            ranges = [links[offsets[i] : offsets[i + 1]] for i in indices]
+            alignment = dense_targets(ranges, T, S)  # (B, T, S)
+        tensors = (torch.from_numpy(x) for x in (src, tgt_in, tgt_out))
+        return Batch(*tensors, alignment=alignment)

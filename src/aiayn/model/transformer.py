@@ -47,6 +47,7 @@ class Decoded(Generic[CacheT]):
     cross_attention: tuple[Tensor, ...] = ()  # per layer (B, H, T, S), when asked
     states: Tensor | None = None  # (B, T, D) decoder states, when asked not to project
     normalized: bool = False  # logits are float32 log-probabilities already (log_softmax)
+    alignment: Tensor | None = None  # (B, H, T, S) cross-attention of `align_layer`, when asked
 
 
 @dataclass(frozen=True)
@@ -214,6 +215,7 @@ class Transformer(nn.Module):
         need_weights: bool = False,
         select: Tensor | None = None,
         project: bool = True,
+        align_layer: int | None = None,
     ) -> Decoded[OwnCache]:
         """Run the decoder stack over target steps, all at once or continuing a cache.
 
@@ -230,6 +232,8 @@ class Transformer(nn.Module):
             project: False leaves out the output projection: `states` then holds the decoder
                 states, (B, T, D) or (N, D), for a loss that projects them itself, and
                 `logits` is None.
+            align_layer: also return this decoder layer's cross-attention weights (guided
+                alignment training); only that layer leaves the fused attention kernel.
 
         Returns:
             `Decoded` with logits (B, T, V), or (N, V) for the N positions of `select`.
@@ -263,7 +267,7 @@ class Transformer(nn.Module):
                 index=i,
                 tgt_mask=tgt_mask,
                 is_causal=is_causal,
-                need_weights=need_weights,
+                need_weights=need_weights or i == align_layer,
             )
             x = out.x  # (B, T, D)
             self_weights.append(out.self_weights)
@@ -278,18 +282,31 @@ class Transformer(nn.Module):
             self_attention=tuple(self_weights) if need_weights else (),
             cross_attention=tuple(cross_weights) if need_weights else (),
             states=None if project else x,
+            alignment=None if align_layer is None else cross_weights[align_layer],
         )
 
     def forward(
-        self, src: Tensor, tgt_in: Tensor, select: Tensor | None = None, project: bool = True
-    ) -> Tensor:
+        self,
+        src: Tensor,
+        tgt_in: Tensor,
+        select: Tensor | None = None,
+        project: bool = True,
+        align_layer: int | None = None,
+    ) -> Tensor | tuple[Tensor, Tensor]:
         """Teacher-forced pass: (B, S) source and (B, T) decoder input ids -> (B, T, V) logits,
         or (N, V) at the N positions where the (B, T) bool `select` is True; with
-        `project=False`, the decoder states (B, T, D) or (N, D) before the output projection."""
-        decoded = self.decode(tgt_in, self.encode(src), select=select, project=project)
+        `project=False`, the decoder states (B, T, D) or (N, D) before the output projection.
+        With `align_layer` (guided alignment), a pair: that and the layer's (B, H, T, S)
+        cross-attention weights."""
+        decoded = self.decode(
+            tgt_in, self.encode(src), select=select, project=project, align_layer=align_layer
+        )
         out = decoded.logits if project else decoded.states
         assert out is not None  # logits when projected, states when not
-        return out
+        if align_layer is None:
+            return out
+        assert decoded.alignment is not None
+        return out, decoded.alignment
 
     def attention_maps(self, src: Tensor, tgt_in: Tensor) -> AttentionMaps:
         """All attention weights of a teacher-forced pass, for plots."""

@@ -29,6 +29,7 @@ from aiayn.data.dataset import Batch, ParallelData
 from aiayn.decode.tuned import TunedSearch
 from aiayn.model import Transformer
 from aiayn.train import checkpoint as ckpt
+from aiayn.train import guided
 from aiayn.train.distributed import Distributed
 from aiayn.train.host_memory import allocator, bound_kernel_cache, heap_trimmer
 from aiayn.train.loss import projected_smoothed_loss
@@ -88,6 +89,15 @@ class Trainer:
             multiple_of=dist.world_size * train_cfg.update_freq,
             pad_to=train_cfg.pad_to,
         )
+        self.align_layer: int | None = None  # guided alignment: the decoder layer it trains
+        if train_cfg.guided_alignment:
+            self.align_layer = guided.guided_layer(
+                train_cfg.alignment_layer,
+                train_cfg.alignment_head,
+                model_cfg.n_decoder_layers,
+                model_cfg.n_heads,
+            )
+            guided.attach(run.data, self.train_data)  # after the checks: it may take minutes
         self.state = ckpt.TrainState()
         self.metrics = MetricsLog(run.root, enabled=dist.is_main)
         torch.manual_seed(train_cfg.seed + 1000 * dist.rank)  # dropout differs across ranks
@@ -236,7 +246,10 @@ class Trainer:
         try:
             real = tgt_out != self.model.cfg.pad_id  # (B, T)
             with self.autocast():
-                states = self.net(src, tgt_in, real, project=False)  # (N, D): real positions
+                if batch.alignment is None:
+                    states = self.net(src, tgt_in, real, project=False)  # (N, D): real positions
+                else:
+                    states, guided_loss = self._guided_forward(batch, src, tgt_in, real)
                 loss, nll = projected_smoothed_loss(
                     states,
                     self.model.output_weight,
@@ -244,6 +257,8 @@ class Trainer:
                     self.cfg.label_smoothing,
                     self.model.cfg.pad_id,
                 )
+            if batch.alignment is not None:
+                loss = loss + self.cfg.guided_alignment * guided_loss
             # DDP averages gradients over processes; scaling by their number makes the result
             # the gradient of (summed loss of the update) / (its target tokens).
             scaled = loss * (self.dist.world_size / total_tokens)
@@ -255,6 +270,13 @@ class Trainer:
                 f"{self.cfg.max_tokens}) and raise --update-freq to keep the update size"
             ) from None
         return loss.item(), nll.item()
+
+    def _guided_forward(self, batch: Batch, src, tgt_in, real) -> tuple[torch.Tensor, torch.Tensor]:
+        """The decoder states (N, D) and the guided head's summed alignment loss."""
+        states, weights = self.net(src, tgt_in, real, project=False, align_layer=self.align_layer)
+        assert batch.alignment is not None
+        head = weights[:, self.cfg.alignment_head]  # (B, T, S)
+        return states, guided.alignment_loss(head, batch.alignment.to(head.device))
 
     def _skip_update(self, stats: StepStats) -> StepStats:
         """A non-finite loss (or gradient): no step is taken and the stats keep their flags but

@@ -1,0 +1,48 @@
+"""Guided alignment (Garg et al. 2019, "Jointly Learning to Align and Translate"; fairseq's
+`--alignment-lambda`, Marian's `--guided-alignment`): one cross-attention head of one decoder
+layer is trained towards reference alignments by a cross-entropy, added to the translation
+loss with a small weight."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from torch import Tensor
+
+from aiayn.data.alignments import ensure
+from aiayn.data.data_dir import DataDir
+from aiayn.data.dataset import ParallelData
+
+# A floor under the attention probabilities before their log: a linked source piece the head
+# gives (nearly) no weight costs a large, finite loss, not an infinite one.
+FLOOR = 1e-6
+
+
+def alignment_loss(weights: Tensor, target: Tensor) -> Tensor:
+    """-sum_{b,t,s} target[b,t,s] log weights[b,t,s]: each target piece's cross-entropy between
+    its reference row (normalized links) and the head's attention, summed over the pieces that
+    have links (as fairseq sums its per-link terms); float32.
+
+    Args:
+        weights: (B, T, S) the guided head's attention probabilities.
+        target: (B, T, S) reference rows, each summing to 1 or all zero (`dense_targets`).
+    """
+    log_p = weights.float().clamp_min(FLOOR).log()  # (B, T, S)
+    return -(target * log_p).sum()
+
+
+def attach(data_dir: DataDir | Path, train: ParallelData) -> None:
+    """Give the training split its reference alignments, computing them first if needed."""
+    links, offsets = ensure(DataDir.open(data_dir), len(train))
+    train.with_alignments(links, offsets)
+
+
+def guided_layer(layer: int, head: int, n_layers: int, n_heads: int) -> int:
+    """The guided decoder layer's index (`layer` counts from the last when negative), the
+    layer and head checked against the model's."""
+    index = layer + n_layers if layer < 0 else layer
+    if not 0 <= index < n_layers:
+        raise ValueError(f"alignment_layer={layer} is outside the decoder's {n_layers} layers")
+    if not 0 <= head < n_heads:
+        raise ValueError(f"alignment_head={head} is outside the model's {n_heads} heads")
+    return index
