@@ -85,5 +85,5 @@ class ParallelData:
             links, offsets = self.links
             ranges = [links[offsets[i] : offsets[i + 1]] for i in indices]
             alignment = dense_targets(ranges, T, S)  # (B, T, S)
-        tensors = (torch.from_numpy(x) for x in (src, tgt_in, tgt_out))
-        return Batch(*tensors, alignment=alignment)
+        src_t, tgt_in_t, tgt_out_t = (torch.from_numpy(x) for x in (src, tgt_in, tgt_out))
+        return Batch(src_t, tgt_in_t, tgt_out_t, alignment)
