@@ -10,7 +10,7 @@
    reference, has the lowest AER on --choose validation pairs; --store DIR writes it to
    DIR/alignment.json, where `aiayn translate` reads it (else the last layer's mean).
 3. AER on --n test pairs: the chosen layer/head, the default, each layer's mean, and each
-   `--also LAYER:HEAD` (e.g. `--also -2:0`, the head a guided alignment run trained).
+   `--also LAYER:HEAD` (e.g. `--also=-2:0`, the head a guided alignment run trained).
 4. Inline tags: in each of the --n test sources, <b> around a random span of 1-3 words that
    eflomal aligns to the reference; translated as HTML (tags placed by the chosen alignments)
    and without tags. Reported: tags kept and well nested, BLEU of the tag-stripped output
