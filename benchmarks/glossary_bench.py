@@ -11,10 +11,13 @@ quality: the test split translated without terms, then with one term per sentenc
 its reference: a word pair that eflomal (Östling & Tiedemann 2016, from PyPI) aligns one to one
 in both directions (the intersection of its forward and reverse links, train and test aligned
 together, words lowercased) whose target word is in the reference but not in the unconstrained
-output; of several, the longest target word. Each sentence gets its own term (a glossary of all
-would apply a term wherever its source word occurs). Reported: % terms kept (the target word as a
-whole word of the output), BLEU and chrF without and with the terms, % outputs with a term more
-often than their reference has it. Writes terms.tsv (sentence, source, target) to --out.
+output; of several, the longest target word (`--pick longest`) or one drawn at random
+(`--pick random`, seeded by --seed; the neutral choice); `--pick longest random` measures both
+on one unconstrained translation. Each sentence gets its own term (a glossary of all would apply
+a term wherever its source word occurs). Reported per pick: % terms kept (the target word as a
+whole word of the output), BLEU and chrF without and with the terms (all sentences, and the
+sentences that got a term), % outputs with a term more often than their reference has it.
+Writes terms.tsv (sentence, source, target) of the first pick to --out.
 
 speed: beam 4, batch 32, the sentences with a term: sentences/s without terms and with them,
 taking turns, --repeats times (median, min-max).
@@ -35,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import re
 import statistics
 import subprocess
@@ -78,9 +82,10 @@ def align(src: list[str], tgt: list[str]) -> list[set[tuple[int, int]]]:
 
 
 def choose_term(
-    src: str, ref: str, hyp: str, links: set[tuple[int, int]]
+    src: str, ref: str, hyp: str, links: set[tuple[int, int]], pick: random.Random | None = None
 ) -> tuple[str, str] | None:
-    """A word pair aligned one to one whose target the output misses; the longest target."""
+    """A word pair aligned one to one whose target the output misses: the longest target, or
+    with `pick`, one drawn from them all."""
     s, t = words(src), words(ref)
     src_count = {}
     for w in s:
@@ -99,7 +104,7 @@ def choose_term(
         candidates.append((len(target), -j, source, target))
     if not candidates:
         return None
-    _, _, source, target = max(candidates)
+    _, _, source, target = max(candidates) if pick is None else pick.choice(sorted(candidates))
     return source, target
 
 
@@ -131,8 +136,6 @@ def translate(model, tokenizer, lines, cfg, controls=None) -> list[str]:
 
 
 def quality(args: argparse.Namespace) -> dict:
-    from aiayn.evaluate import score
-
     data = Path(args.data)
     src = (data / "test.src.txt").read_text(encoding="utf-8").splitlines()[: args.n]
     ref = (data / "test.tgt.txt").read_text(encoding="utf-8").splitlines()[: args.n]
@@ -144,7 +147,25 @@ def quality(args: argparse.Namespace) -> dict:
     train_src = (data / "train.src.txt").read_text(encoding="utf-8").splitlines()
     train_tgt = (data / "train.tgt.txt").read_text(encoding="utf-8").splitlines()
     links = align(train_src + src, train_tgt + ref)[len(train_src) :]
-    terms = [choose_term(*x) for x in zip(src, ref, plain, links, strict=True)]
+    found = {
+        "sentences": len(src),
+        "search": f"beam {cfg.beam}, {cfg.length_penalty} alpha {cfg.alpha}, stop {cfg.stop}",
+        "seconds without terms": round(plain_s, 1),
+    }
+    for k, pick in enumerate(args.pick):
+        rng = random.Random(args.seed) if pick == "random" else None
+        terms = [choose_term(*x, pick=rng) for x in zip(src, ref, plain, links, strict=True)]
+        found[f"pick {pick}"] = with_terms(
+            model, tokenizer, cfg, (src, ref, plain), terms, args.out if k == 0 else None
+        )
+    return found
+
+
+def with_terms(model, tokenizer, cfg, texts, terms, out: Path | None) -> dict:
+    """The split translated with each sentence's term, scored against the unconstrained one."""
+    from aiayn.evaluate import score
+
+    src, ref, plain = texts
     start = time.perf_counter()
     kept_out = translate(model, tokenizer, src, cfg, term_controls(tokenizer, terms))
     terms_s = time.perf_counter() - start
@@ -155,25 +176,28 @@ def quality(args: argparse.Namespace) -> dict:
         for i in with_term
     )
     before, after = score(plain, [ref]), score(kept_out, [ref])
-    if args.out:
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "terms.tsv").write_text(
+    sub_ref = [ref[i] for i in with_term]
+    sub_before = score([plain[i] for i in with_term], [sub_ref])
+    sub_after = score([kept_out[i] for i in with_term], [sub_ref])
+    if out:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "terms.tsv").write_text(
             "".join(f"{i + 1}\t{terms[i][0]}\t{terms[i][1]}\n" for i in with_term),  # type: ignore[index]
             encoding="utf-8",
         )
-        (args.out / "constrained.txt").write_text("".join(x + "\n" for x in kept_out))
-        (args.out / "plain.txt").write_text("".join(x + "\n" for x in plain))
+        (out / "constrained.txt").write_text("".join(x + "\n" for x in kept_out))
+        (out / "plain.txt").write_text("".join(x + "\n" for x in plain))
     return {
-        "sentences": len(src),
         "with a term": len(with_term),
         "terms kept %": round(100 * kept / len(with_term), 2),
         "outputs repeating a term %": round(100 * repeated / len(with_term), 2),
-        "BLEU without terms": round(before.bleu, 2),
-        "BLEU with terms": round(after.bleu, 2),
-        "chrF without terms": round(before.chrf, 2),
-        "chrF with terms": round(after.chrf, 2),
-        "seconds without / with terms": [round(plain_s, 1), round(terms_s, 1)],
-        "search": f"beam {cfg.beam}, {cfg.length_penalty} alpha {cfg.alpha}, stop {cfg.stop}",
+        "BLEU without / with terms": [round(before.bleu, 2), round(after.bleu, 2)],
+        "chrF without / with terms": [round(before.chrf, 2), round(after.chrf, 2)],
+        "BLEU without / with, sentences with a term": [
+            round(sub_before.bleu, 2),
+            round(sub_after.bleu, 2),
+        ],
+        "seconds with terms": round(terms_s, 1),
     }
 
 
@@ -379,6 +403,14 @@ def main() -> None:
     parser.add_argument("--sentences", type=int, default=128)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--beam", type=int, help="quality: beam size (default: the model's)")
+    parser.add_argument(
+        "--pick",
+        nargs="+",
+        choices=["longest", "random"],
+        default=["longest", "random"],
+        help="quality: which eligible term per sentence (each one measured)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="quality: --pick random's seed")
     parser.add_argument("--main", default="../main/src", help="ab: main's src directory")
     args = parser.parse_args()
     if args.what == "speed" and args.terms is None:
