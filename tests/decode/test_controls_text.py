@@ -51,6 +51,16 @@ def test_the_python_call_keeps_prefixes_terms_and_suppressed_words(translator):
     assert not any(contains(line[0].tokens, pieces) for line in barred)
 
 
+def test_words_without_pieces_are_nothing_to_bar_and_no_term(translator):
+    """Found by schemathesis (benchmarks/api_fuzz.py): a suppressed word of control characters
+    alone has no piece, and ended the search in an IndexError (a 500 from the API)."""
+    plain = translator.translate(LINES, SEARCH)
+    assert translator.translate(LINES, SEARCH, Controls(suppress=("\u008f", "\x07"))) == plain
+    glossary = Glossary.of([("house", "\u008f")], name="api glossary")
+    with pytest.raises(ValueError, match=r"api glossary entry 0: target term '.x8f' has no piece"):
+        translator.translate(LINES, SEARCH, Controls(glossary=glossary))
+
+
 def contains(tokens, seq):
     return any(tokens[i : i + len(seq)] == seq for i in range(len(tokens) - len(seq) + 1))
 

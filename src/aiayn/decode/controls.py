@@ -64,7 +64,8 @@ def sentence_controls(
     if not controls:
         return [None] * len(lines)
     controls.check_lines(len(lines))
-    suppress = tuple(tuple(x) for x in tokenizer.encode(list(controls.suppress)))
+    # a word with no piece (control characters alone) can never be produced: nothing to bar
+    suppress = tuple(tuple(x) for x in tokenizer.encode(list(controls.suppress)) if x)
     glue = word_glue(tokenizer) if controls.glossary else None
     prefixes = controls.target_prefix or ("",) * len(lines)
     prefix_ids = tokenizer.encode(list(prefixes))
@@ -90,6 +91,11 @@ def word_glue(tokenizer: Tokenizer) -> torch.Tensor:
 def fit(terms: list[Term], ids: list[tuple[int, ...]], prefix: int, limit: int, line: int) -> None:
     """Check that a line's terms fit its output limit (eos included) after its prefix."""
     for term, x in zip(terms, ids, strict=True):
+        if not x:
+            raise ValueError(
+                f"{term.where}: target term {term.target!r} has no piece in this model's "
+                "vocabulary (no character it can write); give a term in words"
+            )
         if len(x) + 1 > limit:
             raise ValueError(
                 f"{term.where}: target term {term.target!r} has {len(x)} pieces, more than the "
