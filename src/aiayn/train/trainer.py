@@ -26,10 +26,10 @@ from aiayn import layout
 from aiayn.config import ModelConfig, TrainConfig
 from aiayn.data.batching import TokenBatchSampler
 from aiayn.data.dataset import Batch, ParallelData
-from aiayn.decode.tuned import TunedSearch
 from aiayn.model import Transformer
 from aiayn.train import checkpoint as ckpt
 from aiayn.train import guided
+from aiayn.train.closing import average_at_close, tune_at_close
 from aiayn.train.distributed import Distributed
 from aiayn.train.host_memory import allocator, bound_kernel_cache, heap_trimmer
 from aiayn.train.loss import projected_smoothed_loss
@@ -39,7 +39,6 @@ from aiayn.train.run_dir import RunDir
 from aiayn.train.schedule import learning_rate
 from aiayn.train.step_stats import RunningTotals, StepStats, StopFlags
 from aiayn.train.validate import Validation, validate
-from aiayn.tune import run_models, tune_model_dirs
 
 
 def precision_context(device: torch.device, precision: str) -> contextlib.AbstractContextManager:
@@ -373,8 +372,12 @@ class Trainer:
             if not self.cfg.valid_every or self.state.step % self.cfg.valid_every:
                 self._validate_and_keep_best()
                 self.save()  # again, with the validation's outcome in its state
-        averaged = self._close_with_average() if self.state.step else None
-        tuned = self._tune_search() if self.state.step else None
+        averaged, tuned = None, None
+        if self.state.step and self.dist.is_main:
+            averaged = average_at_close(
+                self.run, self.cfg, self.state, self.metrics, self.autocast, self.dist.device
+            )
+            tuned = tune_at_close(self.run, self.cfg, self.state.step, self.metrics, self.dist)
         minutes = (time.monotonic() - started) / 60
         summary = {
             "stopped_by": reason,
@@ -392,39 +395,6 @@ class Trainer:
         self.metrics.write("summary", self.state.step, **summary)
         self.metrics.close()
         return summary
-
-    def _close_with_average(self) -> float | None:
-        """The paper's final model: the mean of the last `average_last` checkpoints, written to
-        RUN/checkpoints/averaged and validated; it becomes the run's best if it scores at least
-        as well. Returns its validation BLEU (None when off or too few checkpoints)."""
-        found = layout.list_checkpoints(self.run.root)[-self.cfg.average_last :]
-        if self.cfg.average_last < 2 or len(found) < 2 or not self.dist.is_main:
-            return None
-        target = layout.averaged_dir(self.run.root)
-        out = ckpt.average_checkpoints([c.path for c in found], target)
-        model = Transformer.load(out, device=self.dist.device)
-        result = validate(model, self.run.data, self.cfg, self.autocast, self.run.tokenizer)
-        steps = [c.step for c in found]
-        self.metrics.write("averaged", self.state.step, checkpoints=steps, **result.as_dict())
-        print(f"averaged steps {steps}: {result}", file=sys.stderr)
-        if self.state.best_bleu is None or result.bleu >= self.state.best_bleu:
-            self.state.best_bleu, self.state.best_step = result.bleu, self.state.step
-            info = {"step": self.state.step, "averaged": steps, "valid": result.as_dict()}
-            best = layout.best_dir(self.run.root)
-            ckpt.write_checkpoint(best, model, self.run.tokenizer, info)
-        return result.bleu
-
-    def _tune_search(self) -> TunedSearch | None:
-        """The length setting of the run's best and averaged models, chosen on validation and
-        stored beside their weights (aiayn.tune); the best's, or None when off."""
-        models = run_models(self.run.root)
-        if not self.cfg.tune_search or not self.dist.is_main or not models:
-            return None
-        chosen = tune_model_dirs(models, self.run.data, self.dist.device)
-        for model, tuned in zip(models, chosen, strict=True):
-            self.metrics.write("tuned", self.state.step, model=model.name, **tuned.as_record())
-            print(f"search for {model.name}: {tuned.summary()}", file=sys.stderr)
-        return chosen[0]
 
     @contextlib.contextmanager
     def _signals(self) -> Iterator[None]:
