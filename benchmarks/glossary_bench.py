@@ -248,6 +248,9 @@ def prefix(args: argparse.Namespace) -> dict:
     from aiayn.decode.steering import SentenceControls
     from aiayn.decode.translate import source_batch
 
+    sys.path.insert(0, str(HERE.parent))  # the tests' stand-in that decodes one step per call
+    from tests.decode.test_controls import OneStepAtATime
+
     src_all = (Path(args.data) / "test.src.txt").read_text(encoding="utf-8").splitlines()
     model, tokenizer, cfg = open_model(args.model)
     m = model.cfg
@@ -299,28 +302,6 @@ def prefix(args: argparse.Namespace) -> dict:
         "ratio one pass / no prefix, per round": summary_one(ratio),
         "ratio stepwise / no prefix, per round": summary_one(step),
     }
-
-
-class OneStepAtATime:
-    """The model decoding one step per call: a prefix then goes piece by piece."""
-
-    def __init__(self, model):
-        self.model, self.cfg = model, model.cfg
-
-    def parameters(self):
-        return self.model.parameters()
-
-    def encode(self, src):
-        return self.model.encode(src)
-
-    def init_cache(self, encoded, capacity=16):
-        return self.model.init_cache(encoded, capacity)
-
-    def decode(self, tgt, *, cache):
-        return self.model.decode(tgt, cache=cache)
-
-    def __call__(self, src, tgt_in):
-        return self.model(src, tgt_in)
 
 
 def ab(args: argparse.Namespace) -> dict:
