@@ -66,6 +66,11 @@ class DataFiles:
         """stream: "src", "tgt", or "ref1", "ref2"... (extra references)."""
         return self.root / f"{split}.{stream}.txt"
 
+    def directions(self, split: str) -> Path:
+        """A multilingual directory's direction of each pair of a split: an int16 array
+        (`np.save`), an index into `meta.json`'s `directions`; absent in a bilingual one."""
+        return self.root / f"{split}.dir.npy"
+
     def ids(self, split: str, side: str) -> Path:
         """The prefix of a side's token ids: `.ids` and `.offsets.npy` are added to it."""
         return self.root / f"{split}.{side}"

@@ -6,7 +6,7 @@ No torch is needed to read or write either."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, fields
+from dataclasses import MISSING, dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
 
@@ -74,6 +74,9 @@ class DataMeta:
     sizes: dict[str, int]
     n_refs: dict[str, int]  # references per held-out split (1 + extra ones)
     corpus: str
+    # A multilingual directory (`prepare --langs`): its directions, "en-de", in the order the
+    # `{split}.dir.npy` files index them; src_lang and tgt_lang are then "multi". [] if bilingual.
+    directions: list[str] = field(default_factory=list)
 
     @classmethod
     def load(cls, data_dir: Path) -> DataMeta:
@@ -82,7 +85,8 @@ class DataMeta:
             raise DataError(f"{path}: missing; is {data_dir} a directory made by `aiayn prepare`?")
         fix = f"re-run `aiayn prepare --out {data_dir}`"
         values = read_json(path, fix)
-        require_keys(values, [f.name for f in fields(cls)], path, fix)
+        required = [f.name for f in fields(cls) if f.default_factory is MISSING]
+        require_keys(values, required, path, fix)
         check_types(cls, values, f"{path}")
         for name in ("sizes", "n_refs"):  # {split: count}
             counts = values[name]
@@ -90,10 +94,18 @@ class DataMeta:
                 isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in counts.values()
             ):
                 raise DataError(f"{path}: {name} is {json.dumps(counts)[:60]}, not counts; {fix}")
+        directions = values.get("directions", [])
+        if not isinstance(directions, list) or not all(
+            isinstance(d, str) and d.count("-") == 1 for d in directions
+        ):
+            raise DataError(
+                f"{path}: directions is {json.dumps(directions)[:60]}, not a list of "
+                f'"en-de" names; {fix}'
+            )
         # At least the four special pieces (pad, bos, eos, unk); at least one reference.
         if values["vocab_size"] < 4 or min(values["n_refs"].values(), default=1) < 1:
             raise DataError(f"{path}: vocab_size or n_refs out of range; {fix}")
-        return cls(**{f.name: values[f.name] for f in fields(cls)})
+        return cls(**{f.name: values[f.name] for f in fields(cls) if f.name in values})
 
     def save(self, data_dir: Path) -> None:
         text = json.dumps(self.__dict__, indent=2, ensure_ascii=False) + "\n"
