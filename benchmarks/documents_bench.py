@@ -133,7 +133,8 @@ def html(args: argparse.Namespace) -> dict:
 
 
 def text(args: argparse.Namespace) -> dict:
-    from aiayn.documents.segment import LETTER, split_sentences
+    from aiayn.documents import text as text_format
+    from aiayn.documents.segment import LETTER, sentences_of, split_sentences
 
     rng = random.Random(0)
     data = Path(args.data)
@@ -152,21 +153,24 @@ def text(args: argparse.Namespace) -> dict:
     doc = "".join(
         wrap(" ".join(p)) + "\n" * (1 + b) for p, b in zip(paragraphs, blanks, strict=True)
     )
+    # line mode gets the sentences the document translates, as the document cuts them (the
+    # text of a wrapped paragraph may cut where the verses' own splitting did not); not one
+    # without letters ("'", "1."), which a document keeps as it is
+    paragraphs = [[s.text for s in sentences_of(u)] for u in text_format.parse(doc).units]
+    said = [s for p in paragraphs for s in p if LETTER.search(s)]
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "doc.txt").write_text(doc, encoding="utf-8")
-        (Path(tmp) / "lines.txt").write_text("\n".join(sentences) + "\n", encoding="utf-8")
+        (Path(tmp) / "lines.txt").write_text("\n".join(said) + "\n", encoding="utf-8")
         line_times, text_times = [], []
         for _ in range(args.repeats):  # interleaved, so that a busy moment hits both
             lines, line_peak, line_s = run(args, Path(tmp) / "lines.txt", "lines", Path(tmp))
             out, text_peak, text_s = run(args, Path(tmp) / "doc.txt", "text", Path(tmp))
             line_times.append(line_s)
             text_times.append(text_s)
-    got, want, k = lines.split("\n"), [], 0
+    got, want = iter(lines.split("\n")), []
     for p, b in zip(paragraphs, blanks, strict=True):
-        # a sentence without letters ("'", "1.") is kept as it is, not translated
-        said = [g if LETTER.search(s) else s for s, g in zip(p, got[k : k + len(p)], strict=True)]
-        want.append(" ".join(said) + "\n" * (1 + b))
-        k += len(p)
+        line_mode = [next(got) if LETTER.search(s) else s for s in p]
+        want.append(" ".join(line_mode) + "\n" * (1 + b))
     expected = "".join(want)
     first = next((i for i, (a, b) in enumerate(zip(expected, out, strict=False)) if a != b), None)
     if first is not None or len(expected) != len(out):

@@ -40,6 +40,30 @@ def test_text_gives_line_modes_translations(talking_model, tmp_path, capsys):
     assert out == f"{lines[0]} {lines[1]}\n\n\n{lines[2]} {lines[3]}\n"
 
 
+def test_text_is_searched_in_line_modes_batches(talking_model, tmp_path, monkeypatch):
+    """Cut into calls for its progress bar, a document still searches the batches line mode
+    makes of its distinct sentences (a batch's shape can change a translation's last bit)."""
+    import aiayn.decode.translate as search
+    import aiayn.documents.translate as document
+
+    seen: list[list[tuple[int, ...]]] = []
+    batch = search.source_batch
+    monkeypatch.setattr(document, "CHUNK", 2)
+    monkeypatch.setattr(
+        search, "source_batch", lambda ids, *a: seen.append(list(map(tuple, ids))) or batch(ids, *a)
+    )
+    words = "the dog sees a cat and the bird sings in the old tree by the river"
+    sentences = [" ".join(words.split()[: 2 + (7 * k) % 13]).capitalize() + "." for k in range(12)]
+    doc = " ".join(sentences[:5]) + "\n\n" + " ".join(sentences[5:] + sentences[:3]) + "\n"
+    small = ("--max-tokens", "40")  # several batches
+    out = translate(talking_model, tmp_path, "doc.txt", doc, "--format", "text", *small)
+    in_document, seen[:] = list(seen), []
+    lines = "\n".join(sentences + sentences[:3]) + "\n"  # repeats are searched once there too
+    said = translate(talking_model, tmp_path, "lines.txt", lines, *small).split("\n")
+    assert in_document == seen and len(seen) > 2
+    assert out == " ".join(said[:5]) + "\n\n" + " ".join(said[5:15]) + "\n"
+
+
 def test_alignments_in_moses_format(talking_model, tmp_path):
     source = ["The dog sees a cat.", "", "A cat runs."]
     out = translate(talking_model, tmp_path, "a.txt", "\n".join(source) + "\n", "--alignments")

@@ -82,19 +82,30 @@ def decode_lines(
     decode: Callable[[Model, Tensor, list[int]], list[R]],
     empty: R,
     cfg: DecodeConfig = DecodeConfig(),
+    distinct: bool = False,
 ) -> list[R]:
     """`decode`'s result for each line, in input order: lines are tokenized, sorted by length
     and batched by source tokens; an empty line gets `empty` without running the model.
-    `decode` is also told each row's line number (a sampler's random stream)."""
+    `decode` is also told each row's line number (a sampler's random stream).
+    distinct: a line met before is searched once and shares that result (for a search that
+    depends on nothing but the line: the batches are then the same however often lines repeat)."""
     device = next(model.parameters()).device
     ids = limit_length(tokenizer.encode(lines), cfg.max_input_tokens, cfg.too_long)
     results: list[R] = [empty for _ in lines]
-    todo = [i for i, x in enumerate(ids) if x]
+    first: dict[tuple[int, ...], int] = {}  # a line's key -> the line searched for it
+    for i, x in enumerate(ids):
+        if x:
+            first.setdefault(tuple(x) if distinct else (i,), i)
+    todo = list(first.values())
     for batch in length_batches([len(ids[i]) for i in todo], cfg.max_tokens):
         rows = [todo[j] for j in batch]
         src = source_batch([ids[i] for i in rows], model.cfg.eos_id, model.cfg.pad_id, device)
         for i, result in zip(rows, decode(model, src, rows), strict=True):
             results[i] = result
+    if distinct:
+        for i, x in enumerate(ids):
+            if x:
+                results[i] = results[first[tuple(x)]]
     return results
 
 
@@ -108,7 +119,9 @@ def translate_lines(
     """Translations of `lines`, in their order, by the search `cfg` names (greedy, beam or
     sampling); an empty line gives an empty line. controls: prefixes, glossary, suppression."""
     steer = per_line(controls, tokenizer, lines, cfg)
-    return tokenizer.decode(decode_lines(model, tokenizer, lines, decoder(cfg, steer), [], cfg))
+    search = decoder(cfg, steer)
+    once = steer is None and not cfg.sample  # nothing but the line decides its translation
+    return tokenizer.decode(decode_lines(model, tokenizer, lines, search, [], cfg, once))
 
 
 def per_line(
@@ -161,7 +174,7 @@ def nbest_hypotheses(
         return beam_search(model, src, cfg, batch)
 
     empty_line: list[Hypothesis] = []
-    hyps = decode_lines(model, tokenizer, lines, search, empty_line, cfg)
+    hyps = decode_lines(model, tokenizer, lines, search, empty_line, cfg, distinct=steer is None)
     empty = [("", Hypothesis([], 0.0, 0.0))]
     return [[(tokenizer.decode([h.tokens])[0], h) for h in line] or empty for line in hyps]
 

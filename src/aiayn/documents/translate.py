@@ -1,6 +1,7 @@
 """A document through a `Translator`: read it (text, markdown, html), split its running text
-into sentences, translate every distinct sentence in one batched search (length-sorted chunks,
-so that a progress bar can move), put inline tags back by alignment and write the document.
+into sentences, translate every distinct sentence in one batched search (cut into calls along
+its batches' borders, so that a progress bar can move), put inline tags back by alignment and
+write the document.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from aiayn.config import DecodeConfig
+from aiayn.decode.translate import length_batches
 from aiayn.documents import html, markdown, text
 from aiayn.documents.alignment import Choice, word_pairs
 from aiayn.documents.inline import Node, Tagged, need, project, source_nodes
@@ -78,12 +80,10 @@ def translate_sentences(
     texts = list(dict.fromkeys(s.text for s in sentences))
     source = fit(translator, texts, sentences, cfg, options.name)  # text -> what is searched
     found: dict[str, Translation | str | None] = {t: None for t in texts if t not in source}
-    todo = sorted(source, key=lambda t: len(source[t]))
     bar = tqdm(total=len(texts), unit="sentence", disable=not options.progress, file=sys.stderr)
     with bar:
         bar.update(len(found))
-        for lo in range(0, len(todo), CHUNK):
-            chunk = todo[lo : lo + CHUNK]
+        for chunk in calls(translator, [t for t in texts if t in source], source, cfg):
             plain = [t for t in chunk if t not in tagged]
             marked = [t for t in chunk if t in tagged]
             if plain:
@@ -94,6 +94,22 @@ def translate_sentences(
                 found.update((t, b[0]) for t, b in zip(marked, best, strict=True))
             bar.update(len(chunk))
     return {t: aligner.writer(source.get(t, t), found[t]) for t in texts}
+
+
+def calls(
+    translator: Translator, todo: list[str], source: dict[str, str], cfg: DecodeConfig
+) -> list[list[str]]:
+    """`todo` cut into calls of about CHUNK sentences (so that the progress bar moves) along
+    the borders of the batches one call over all of them would make (`length_batches`, in
+    their order): every batch is the same as in line mode over these sentences, and so is
+    every translation, which a batch's shape can otherwise change by a float's last bit."""
+    ids = translator.tokenizer.encode([source[t] for t in todo])
+    out: list[list[str]] = [[]]
+    for batch in length_batches([len(x) for x in ids], cfg.max_tokens):
+        if len(out[-1]) >= CHUNK:
+            out.append([])
+        out[-1].extend(todo[i] for i in batch)
+    return [c for c in out if c]
 
 
 def report(aligner: Aligner, name: str) -> None:
