@@ -53,23 +53,26 @@ def check_language(lang: str, languages: list[str], what: str = "--tgt-lang") ->
     return lang
 
 
-def for_language(translator: Translator, tgt_lang: str | None) -> Translator:
+def for_language(
+    translator: Translator, tgt_lang: str | None, what: str = "--tgt-lang"
+) -> Translator:
     """The translator that writes `tgt_lang`'s tag in front of every line (a multilingual
     model), or `translator` itself (a bilingual model, tgt_lang None). A multilingual model
-    opened without a language translates lines that carry their own tag ("<2de> ...")."""
+    opened without a language translates lines that carry their own tag ("<2de> ...").
+    what: the option's name in messages."""
     if isinstance(translator, MultilingualTranslator):
-        translator = translator.inner
+        return translator if tgt_lang is None else translator.into(tgt_lang, what)
     languages = model_languages(translator)
     if not languages:
         if tgt_lang is not None:
             raise ValueError(
-                f"--tgt-lang {tgt_lang}: this model is bilingual (no <2xx> language tags in its "
-                "vocabulary): it translates into the one language it was trained on; drop "
-                "--tgt-lang"
+                f"{what} {tgt_lang}: this model is bilingual (no <2xx> language tags in its "
+                f"vocabulary): it translates into the one language it was trained on; drop "
+                f"{what}"
             )
         return translator
     if tgt_lang is not None:
-        check_language(tgt_lang, languages)
+        check_language(tgt_lang, languages, what)
     return MultilingualTranslator(translator, languages, tgt_lang)
 
 
@@ -82,10 +85,10 @@ class MultilingualTranslator:
     languages: list[str]
     tgt_lang: str | None = None
 
-    def into(self, lang: str) -> MultilingualTranslator:
+    def into(self, lang: str, what: str = "--tgt-lang") -> MultilingualTranslator:
         """The same model asked for another language."""
         return MultilingualTranslator(
-            self.inner, self.languages, check_language(lang, self.languages)
+            self.inner, self.languages, check_language(lang, self.languages, what)
         )
 
     @property
