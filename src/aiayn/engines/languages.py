@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from aiayn.config import DecodeConfig
@@ -76,24 +75,21 @@ def for_language(
     return MultilingualTranslator(translator, languages, tgt_lang)
 
 
-@dataclass
 class MultilingualTranslator:
     """A `Translator` on a multilingual model that asks for `tgt_lang` (None: each line names
     its own language with a tag). Blank lines stay untagged: they translate to ""."""
 
-    inner: Translator
-    languages: list[str]
-    tgt_lang: str | None = None
+    def __init__(self, inner: Translator, languages: list[str], tgt_lang: str | None) -> None:
+        self.inner = inner
+        self.languages = languages
+        self.tgt_lang = tgt_lang
+        self.tokenizer: Tokenizer = inner.tokenizer
 
     def into(self, lang: str, what: str = "--tgt-lang") -> MultilingualTranslator:
         """The same model asked for another language."""
         return MultilingualTranslator(
             self.inner, self.languages, check_language(lang, self.languages, what)
         )
-
-    @property
-    def tokenizer(self) -> Tokenizer:
-        return self.inner.tokenizer
 
     @property
     def default_search(self) -> DecodeConfig:
