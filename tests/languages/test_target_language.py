@@ -35,8 +35,9 @@ def test_every_nonblank_line_gets_the_tag_and_the_tag_is_one_piece(multilingual_
     translator = open_translator(multilingual_model, tgt_lang="fr")
     assert isinstance(translator, MultilingualTranslator)
     recorder = Recorder(translator.tokenizer)
-    MultilingualTranslator(recorder, ["de", "en", "fr"], "fr").translate(LINES)  # type: ignore[arg-type]
-    assert recorder.seen == [["<2fr> " + LINES[0], "", "<2fr> " + LINES[2]]]
+    asks_fr = MultilingualTranslator(recorder, ["de", "en", "fr"], "fr")  # type: ignore[arg-type]
+    asks_fr.translate([*LINES, "<2de> Hello."])
+    assert recorder.seen == [["<2fr> " + LINES[0], "", "<2fr> " + LINES[2], "<2fr> Hello."]]
     # SentencePiece's dummy prefix comes first ("▁"), as in the binarized training lines
     ids = translator.tokenizer.encode(translator.tagged(LINES[:1]))[0]
     assert translator.tokenizer.pieces(ids[:3]) == ["▁", "<2fr>", "▁I"]
@@ -83,14 +84,16 @@ def test_a_bilingual_model_is_unchanged_and_refuses_a_language(talking_model):
 
 
 def test_translate_command_writes_the_tag(multilingual_model, tmp_path, capsys):
-    (tmp_path / "in.txt").write_text("\n".join(LINES) + "\n", encoding="utf-8")
-    expected = open_translator(multilingual_model, tgt_lang="de").translate(LINES, GREEDY)
+    lines = [*LINES, "Die Frau liest ein Buch unter dem grünen Baum."]
+    (tmp_path / "in.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    expected = open_translator(multilingual_model, tgt_lang="de").translate(lines, GREEDY)
     flags = ["--beam", "1", "--max-len-a", "0", "--max-len-b", "6"]
     argv = ["translate", "--model", str(multilingual_model), "--input", str(tmp_path / "in.txt")]
     assert main([*argv, *flags, "--tgt-lang", "de", "--src-lang", "auto"]) == 0
     out, err = capsys.readouterr()
     assert out.splitlines() == expected
-    assert "source language (py3langid, per line): en 2 line(s)" in err
+    assert "source language (py3langid, per line): en 2 line(s), de 1 line(s)" in err
+    assert "already in de, the target language: line(s) 4" in err
 
 
 def test_alternatives_and_attention_see_the_tag(multilingual_model):

@@ -28,8 +28,9 @@ def add_src_lang(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--src-lang",
         choices=["auto"],
-        help="auto: identify each input line's language (py3langid) and say on stderr what "
-        "was found (lines in a language the model lacks are named)",
+        help="auto: identify each input line's language (py3langid, among a multilingual "
+        "model's languages) and say on stderr what was found, naming lines already in the "
+        "target language",
     )
 
 
@@ -44,22 +45,22 @@ def add_directions(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", type=Path, metavar="FILE", help="with --directions: write results")
 
 
-def report_sources(lines: list[str], translator: Translator) -> None:
-    """Identify each line's language among the model's (or all languages, for a bilingual
-    model) and say on stderr what was found."""
+def report_sources(lines: list[str], translator: Translator, tgt_lang: str | None) -> None:
+    """Identify each line's language among the model's (every language py3langid knows, for a
+    bilingual model) and say on stderr what was found, and which lines are already in the
+    target language."""
     from aiayn.engines.languages import model_languages
     from aiayn.langid import UNKNOWN, Identifier
 
     languages = model_languages(translator)
-    identify = Identifier(languages or None)
-    found = identify.identify(lines)
+    found = Identifier(languages or None).identify(lines)
     counts = Counter(x for x in found if x != UNKNOWN)
     summary = ", ".join(f"{lang} {n} line(s)" for lang, n in counts.most_common()) or "no text"
     print(f"source language (py3langid, per line): {summary}", file=sys.stderr)
-    if languages:
-        others = [n for n, x in enumerate(found, start=1) if x not in (*languages, UNKNOWN)]
-        if others:
-            print(f"lines {others[:20]}: not in a language the model knows", file=sys.stderr)
+    same = [n for n, x in enumerate(found, start=1) if x == tgt_lang]
+    if same:
+        shown = ", ".join(map(str, same[:20])) + (", ..." if len(same) > 20 else "")
+        print(f"already in {tgt_lang}, the target language: line(s) {shown}", file=sys.stderr)
 
 
 def run_directions(args: argparse.Namespace, translator: Translator, cfg: DecodeConfig) -> int:

@@ -250,7 +250,8 @@ def run_translate(args: argparse.Namespace) -> int:
         controls.check_lines(len(lines))
     translator = open_translator(args.model, engine_config(args), tgt_lang=args.tgt_lang)
     if args.src_lang == "auto":
-        languages.report_sources(lines if text is None else text.splitlines(), translator)
+        sources = lines if text is None else text.splitlines()
+        languages.report_sources(sources, translator, args.tgt_lang)
     cfg, length = search_for(translator, given)
     print(f"search: {describe(cfg)}; {length}", file=sys.stderr)
     if documents:

@@ -104,11 +104,13 @@ class MultilingualTranslator:
         return [self.tag(line, n) for n, line in enumerate(lines, start=1)]
 
     def tag(self, line: str, n: int = 1) -> str:
+        """Line n as the model reads it: `tgt_lang`'s tag in front (in place of a tag the line
+        has); with no `tgt_lang`, the line's own tag, checked."""
         if not line.strip():
             return line
+        lang, text = split_tag(line)
         if self.tgt_lang is not None:
-            return tagged(line, self.tgt_lang)
-        lang, _ = split_tag(line)
+            return tagged(text, self.tgt_lang)
         if lang is None:
             raise ValueError(
                 f"line {n}: no target language: this model translates into "
