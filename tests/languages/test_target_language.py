@@ -115,3 +115,24 @@ def test_exported_engines_get_the_tag(multilingual_model, tmp_path, engine):
     theirs = open_translator(out, engine=engine, tgt_lang="fr")
     assert isinstance(theirs, MultilingualTranslator)
     assert theirs.translate(LINES, search) == ours
+
+
+def test_documents_and_evaluate_take_the_language(multilingual_model, tmp_path, capsys):
+    doc = tmp_path / "doc.txt"
+    doc.write_text(
+        "The dog sees the cat. The woman reads.\n\nIn the beginning.\n", encoding="utf-8"
+    )
+    model = ["--model", str(multilingual_model), "--beam", "1", "--max-len-b", "4"]
+    assert (
+        main(["translate", *model, "--input", str(doc), "--format", "text", "--tgt-lang", "fr"])
+        == 0
+    )
+    assert capsys.readouterr().out.count("\n\n") == 1  # the paragraphs kept
+    assert main(["translate", *model, "--input", str(doc), "--format", "text"]) == 2
+    assert "no target language" in capsys.readouterr().err
+    src, ref = tmp_path / "src.txt", tmp_path / "ref.txt"
+    src.write_text("The dog sees the cat.\n", encoding="utf-8")
+    ref.write_text("Le chien voit le chat.\n", encoding="utf-8")
+    evaluate = ["evaluate", *model, "--src", str(src), "--ref", str(ref)]
+    assert main([*evaluate, "--tgt-lang", "fr"]) == 0
+    assert "chrF" in capsys.readouterr().out
