@@ -571,6 +571,7 @@ from tests import (  # noqa: E402
     bad_input_controls,
     bad_input_documents,
     bad_input_guided,
+    bad_input_multilingual_decode,
     bad_input_readers,
     bad_input_server,
 )
@@ -580,6 +581,7 @@ CASES += bad_input_documents.CASES
 CASES += bad_input_readers.CASES
 CASES += bad_input_controls.CASES
 CASES += bad_input_guided.CASES
+CASES += bad_input_multilingual_decode.CASES
 
 
 def run_case(case: Case, fixtures: Fixtures, tmp: Path) -> Outcome:

@@ -15,7 +15,9 @@ PACKAGE = Path(aiayn.__file__).parent
 LAYERS = [
     {"files", "layout", "config", "devices"},  # names, settings, devices; nothing above
     {"data", "model"},  # the corpus and the network
-    {"decode", "evaluate", "tune", "export", "interop", "nn"},  # what uses a trained network
+    # what uses a trained network; with evaluate, langid (which language a text is in) and the
+    # scores per direction of a multilingual model
+    {"decode", "evaluate", "langid", "directions", "tune", "export", "interop", "nn"},
     {"train", "engines"},  # training (it validates by decoding); every engine behind one interface
     {"plot", "vision", "documents"},  # and documents: structure kept around the engines
     {"commands", "serve", "cli", "__main__"},  # the interfaces

@@ -97,6 +97,25 @@ def series(records: list[dict], kind: str, name: str) -> tuple[list[int], list[f
     return [r["step"] for r in found], [r[name] for r in found]
 
 
+def directions_figure(
+    langs: list[str], cells: list[list[float | None]], metric: str, title: str
+) -> Figure:
+    """A multilingual model's direction matrix: source languages down, target languages
+    across, each scored cell written in it; unscored cells (the diagonal) left blank."""
+    values = np.array([[np.nan if v is None else v for v in row] for row in cells], dtype=float)
+    size = max(4.0, 0.6 * len(langs) + 1.5)
+    fig, ax = plt.subplots(figsize=(size + 1, size))
+    image = ax.imshow(values, cmap="viridis")
+    ax.set_xticks(range(len(langs)), langs)
+    ax.set_yticks(range(len(langs)), langs)
+    ax.set(xlabel="target language", ylabel="source language", title=title)
+    for (i, j), v in np.ndenumerate(values):
+        if not np.isnan(v):
+            ax.text(j, i, f"{v:.1f}", ha="center", va="center", color="w", fontsize=8)
+    fig.colorbar(image, ax=ax, label=metric)
+    return fig
+
+
 def attention_figure(
     weights: list[np.ndarray], rows: list[str], cols: list[str], title: str
 ) -> Figure:

@@ -1,9 +1,12 @@
-"""`aiayn plot`: positional encodings, the learning rate, a run's metrics, attention."""
+"""`aiayn plot`: positional encodings, the learning rate, a run's metrics, attention, and a
+multilingual model's directions."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+
+DIRECTION_METRICS = {"chrf": "chrF", "bleu": "BLEU", "off_target": "off-target rate (%)"}
 
 
 def add(commands) -> None:
@@ -40,6 +43,11 @@ def add(commands) -> None:
         help="writes NAME-encoder, NAME-decoder and NAME-cross",
     )
 
+    dirs = kinds.add_parser("directions", help="a multilingual model's direction matrix")
+    dirs.add_argument("results", type=Path, help="JSON from `aiayn evaluate --directions --json`")
+    dirs.add_argument("--metric", choices=DIRECTION_METRICS, default="chrf")
+    dirs.add_argument("--out", type=Path, default=Path("directions.png"))
+
     vit = kinds.add_parser("vit-attention", help="ViT: the class token's attention to patches")
     vit.add_argument("--model", type=Path, required=True, help="a classify run or model")
     vit.add_argument("--count", type=int, default=6, help="held-out test digits drawn")
@@ -60,6 +68,8 @@ def run_plot(args: argparse.Namespace) -> int:
         ]
     elif args.kind == "metrics":
         written = [plot.save(plot.metrics_figure(args.run_dir), args.out)]
+    elif args.kind == "directions":
+        written = [plot_directions(args)]
     elif args.kind == "vit-attention":
         written = [plot_vit_attention(args)]
     else:
@@ -112,6 +122,19 @@ def plot_attention(args: argparse.Namespace) -> list[Path]:
         )
         for name, (w, rows, cols, title) in figures.items()
     ]
+
+
+def plot_directions(args: argparse.Namespace) -> Path:
+    from aiayn import plot
+    from aiayn.directions import matrix, read_results
+
+    results = read_results(args.results)
+    langs, cells = matrix(results, args.metric)
+    scale = 100 if args.metric == "off_target" else 1  # a share, drawn in percent
+    cells = [[None if v is None else scale * v for v in row] for row in cells]
+    title = f"{DIRECTION_METRICS[args.metric]} per direction ({args.results.name})"
+    figure = plot.directions_figure(langs, cells, DIRECTION_METRICS[args.metric], title)
+    return plot.save(figure, args.out)
 
 
 def plot_vit_attention(args: argparse.Namespace) -> Path:

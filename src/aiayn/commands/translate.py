@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aiayn.commands import document
+from aiayn.commands import document, languages
 from aiayn.config import (
     DECODE_PRECISIONS,
     ENGINES,
@@ -139,6 +139,8 @@ def add(commands) -> None:
     t.add_argument("--output", type=Path, help="default: standard output")
     document.add_options(t)
     add_controls(t)
+    languages.add_tgt_lang(t)
+    languages.add_src_lang(t)
     t.set_defaults(run=run_translate)
 
     e = commands.add_parser("evaluate", help="BLEU and chrF (sacreBLEU) with their signatures")
@@ -147,6 +149,8 @@ def add(commands) -> None:
     e.add_argument("--split", default="test", choices=["valid", "test"])
     e.add_argument("--src", type=Path, help="or: a source file...")
     e.add_argument("--ref", type=Path, nargs="+", help="...and one or more reference files")
+    languages.add_tgt_lang(e)
+    languages.add_directions(e)
     e.set_defaults(run=run_evaluate)
 
 
@@ -244,7 +248,10 @@ def run_translate(args: argparse.Namespace) -> int:
                 "drop --format or --alignments"
             )
         controls.check_lines(len(lines))
-    translator = open_translator(args.model, engine_config(args))
+    translator = open_translator(args.model, engine_config(args), tgt_lang=args.tgt_lang)
+    if args.src_lang == "auto":
+        sources = lines if text is None else text.splitlines()
+        languages.report_sources(sources, translator, args.tgt_lang)
     cfg, length = search_for(translator, given)
     print(f"search: {describe(cfg)}; {length}", file=sys.stderr)
     if documents:
@@ -280,8 +287,10 @@ def run_evaluate(args: argparse.Namespace) -> int:
     from aiayn.evaluate import evaluate_split, score
 
     given = search_options(args)
-    translator = open_translator(args.model, engine_config(args))
+    translator = open_translator(args.model, engine_config(args), tgt_lang=args.tgt_lang)
     cfg, length = search_for(translator, given)
+    if args.directions is not None:
+        return languages.run_directions(args, translator, cfg)
 
     def translate(sources: list[str]) -> list[str]:
         return translator.translate(sources, cfg)

@@ -12,11 +12,16 @@ from aiayn.decode.compiled import CompiledModel
 from aiayn.decode.translate import load_model
 from aiayn.decode.tuned import read_tuned
 from aiayn.engines.base import Translator
+from aiayn.engines.languages import for_language
 from aiayn.engines.search import SearchTranslator
 
 
 def open_translator(
-    model: str | Path, config: EngineConfig | None = None, **options: Any
+    model: str | Path,
+    config: EngineConfig | None = None,
+    *,
+    tgt_lang: str | None = None,
+    **options: Any,
 ) -> Translator:
     """A `Translator` on `model`, opened as `config` (or `EngineConfig(**options)`) says.
 
@@ -25,6 +30,9 @@ def open_translator(
             best checkpoint, else its latest); for "ctranslate2" and "onnx", a directory
             written by `aiayn export --format ctranslate2|onnx`.
         config: engine, device, precision, compile, threads (`aiayn.config.EngineConfig`).
+        tgt_lang: a multilingual model's target language ("de"): its `<2de>` tag is written
+            in front of every line (engines/languages.py); None: each line carries its own tag.
+            A bilingual model takes none.
         options: the same, as keywords, e.g. `open_translator("runs/demo", precision="bf16")`.
 
     Returns:
@@ -34,6 +42,11 @@ def open_translator(
         `aiayn tune`, where there is one: `search_origin` says which).
     """
     config = (config or EngineConfig()).replace(**options)
+    return for_language(open_engine(model, config), tgt_lang)
+
+
+def open_engine(model: str | Path, config: EngineConfig) -> Translator:
+    """The engine `config` names on `model`, untouched by any target language."""
     directory = layout.model_dir(model) if config.engine == "aiayn" else Path(model)
     search, origin = stored_search(directory, config.engine)
     if config.engine == "ctranslate2":

@@ -22,6 +22,7 @@ from aiayn.decode.controls import Controls
 from aiayn.decode.glossary import Glossary
 from aiayn.decode.rules import OverBudgetError
 from aiayn.engines import Translation, open_translator
+from aiayn.engines.languages import MultilingualTranslator, for_language, model_languages
 from aiayn.serve.batcher import BusyError, DynamicBatcher, model_thread
 from aiayn.serve.body_limit import BodyLimit
 from aiayn.serve.keys import KeyCheck
@@ -76,6 +77,11 @@ class TranslateRequest(BaseModel):
     alternatives: int = Field(
         0, ge=0, le=10, description="the k likeliest words after the prefix, each completed"
     )
+    tgt_lang: str | None = Field(
+        None,
+        description="a multilingual model's output language (ISO 639-1, e.g. de; /health "
+        "lists the model's languages); a bilingual model takes none",
+    )
 
     def controls(self, n: int) -> Controls | None:
         """The request's controls for its n texts; None: none."""
@@ -107,6 +113,7 @@ def create_app(
     # compiled steps (with --compile) are built before the first request, not during one
     thread.submit(translator.warm_up, [1, PAPER.beam]).result()
     search = translator.default_search.replace(**(search_options or {}))
+    languages = model_languages(translator)  # [] for a bilingual model
     origin = "set when the server started" if search_options else translator.search_origin
     print(
         f"search: beam {search.beam}, {search.length_penalty} alpha {search.alpha:g}, stop "
@@ -189,14 +196,16 @@ def create_app(
             "batches": batcher.batches,
             "search": {f: getattr(search, f) for f in ("alpha", "length_penalty", "stop")}
             | {"origin": origin},
+            "languages": languages,
         }
 
-    def document(text: str, fmt: str, beam: int) -> dict:
+    def document(text: str, fmt: str, beam: int, lang: str | None) -> dict:
         """A whole document, as `aiayn translate --format` gives it, in the model thread."""
         from aiayn.documents import DocumentOptions, translate_document
 
         options = DocumentOptions(progress=False, name="the document")
-        out, n = translate_document(translator, text, fmt, search.replace(beam=beam), options)
+        into = for_language(translator, lang, "tgt_lang")
+        out, n = translate_document(into, text, fmt, search.replace(beam=beam), options)
         return {"document": out, "sentences": n}
 
     @app.post(
@@ -209,11 +218,19 @@ def create_app(
         if req.format != "lines":
             check_document(req, limits)
             try:
-                return await batcher.in_model_thread(document, req.text, req.format, req.beam)
+                return await batcher.in_model_thread(
+                    document, req.text, req.format, req.beam, req.tgt_lang
+                )
             except ValueError as err:  # e.g. a sentence over the input limit
                 raise HTTPException(422, f"the document: {err}") from None
         texts = [req.text] if isinstance(req.text, str) else req.text
         check_limits(texts, req, limits)
+        if req.tgt_lang is not None:  # the tag in front of each text: batches may mix languages
+            try:
+                into = for_language(translator, req.tgt_lang, "tgt_lang")
+            except ValueError as err:
+                raise HTTPException(422, f"invalid request: {err}") from None
+            texts = into.tagged(texts) if isinstance(into, MultilingualTranslator) else texts
         alternatives: list = []
         try:
             controls = req.controls(len(texts))

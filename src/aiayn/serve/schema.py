@@ -63,6 +63,9 @@ class Health(BaseModel):
     model: str
     batches: int = Field(description="model calls made so far")
     search: Search
+    languages: list[str] = Field(
+        [], description="a multilingual model's target languages (tgt_lang); [] if bilingual"
+    )
 
 
 def refusals(*codes: int) -> dict[int | str, dict[str, Any]]:
