@@ -24,8 +24,8 @@ from tqdm import tqdm
 
 from aiayn import layout
 from aiayn.config import ModelConfig, TrainConfig
-from aiayn.data.batching import TokenBatchSampler
 from aiayn.data.dataset import Batch, ParallelData
+from aiayn.data.multilingual import batch_sampler
 from aiayn.model import Transformer
 from aiayn.train import checkpoint as ckpt
 from aiayn.train import guided
@@ -78,10 +78,13 @@ class Trainer:
         )
         self.scaler = torch.amp.GradScaler("cuda", enabled=train_cfg.precision == "fp16")
         self.train_data = ParallelData(run.data, "train")
-        self.sampler = TokenBatchSampler(
+        self.sampler = batch_sampler(  # temperature-sampled directions on multilingual data
             self.train_data.src_lengths,
             self.train_data.tgt_lengths,
+            self.train_data.directions,
+            len(run.data.meta.directions),
             train_cfg.max_tokens,
+            train_cfg.sampling_temperature,
             seed=train_cfg.seed,
             rank=dist.rank,
             world_size=dist.world_size,
