@@ -149,12 +149,12 @@ class TokenBatchSampler:
         restored = SamplerState(**state)
         if restored.seed != self.seed:
             raise ValueError(f"sampler state has seed {restored.seed}, this sampler {self.seed}")
-        if restored.temperature != self.temperature:
-            raise ValueError(
-                f"sampler state has sampling_temperature {restored.temperature}, this run "
-                f"{self.temperature} (None: bilingual data): other direction shares mean other "
-                f"batches; resume with --set sampling_temperature={restored.temperature}"
+        if restored.temperature != self.temperature:  # other direction shares, other batches
+            was, now = (
+                "bilingual data" if t is None else f"--set sampling_temperature={t}"
+                for t in (restored.temperature, self.temperature)
             )
+            raise ValueError(f"the data position is one of {was}, not {now}; resume with {was}")
         n = len(self.epoch_batches(restored.epoch)) // self.world_size
         if not 0 <= restored.position <= n:
             raise ValueError(
