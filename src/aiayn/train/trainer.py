@@ -39,6 +39,7 @@ from aiayn.train.run_dir import RunDir
 from aiayn.train.schedule import learning_rate
 from aiayn.train.step_stats import RunningTotals, StepStats, StopFlags
 from aiayn.train.validate import Validation, validate
+from aiayn.train.validate_directions import check_held_out
 
 
 def precision_context(device: torch.device, precision: str) -> contextlib.AbstractContextManager:
@@ -78,6 +79,8 @@ class Trainer:
         )
         self.scaler = torch.amp.GradScaler("cuda", enabled=train_cfg.precision == "fp16")
         self.train_data = ParallelData(run.data, "train")
+        if self.train_data.directions is not None:  # multilingual: validated per direction
+            check_held_out(run.data, "valid")
         self.sampler = batch_sampler(  # temperature-sampled directions on multilingual data
             self.train_data.src_lengths,
             self.train_data.tgt_lengths,

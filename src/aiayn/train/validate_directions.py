@@ -63,6 +63,13 @@ def validate_directions(
     )
 
 
+def check_held_out(data: DataDir, split: str = "valid") -> None:
+    """Every direction's languages have the held-out split, line-aligned: found before
+    training starts, not at its first validation."""
+    for name in data.meta.directions:
+        direction_pairs(data, split, name, None)
+
+
 def direction_pairs(
     data: DataDir, split: str, direction: str, n: int | None
 ) -> tuple[list[str], list[str]]:
