@@ -8,6 +8,7 @@ from aiayn.cli import main
 from aiayn.data.data_dir import DataDir
 from aiayn.train import checkpoint as ckpt
 from aiayn.train.metrics import read_metrics
+from aiayn.train.validate import Validation
 from tests.conftest import TINY_RUN
 from tests.train.test_resume import assert_bitwise_equal
 
@@ -62,7 +63,7 @@ def test_validation_reports_every_direction(tiny_multi_data, tmp_path, capsys):
     assert [record["bleu"], record["chrf"]] == means
     err = capsys.readouterr().err
     line = next(x for x in err.splitlines() if x.startswith("step 3: valid"))
-    assert "4 directions, worst" in line and len(line) < 200  # the mean and the worst only
+    assert "4 directions, worst" in line and len(line) < 200  # the means and the worst only
 
 
 def test_a_bilingual_run_writes_its_records_as_before(tiny_data, tmp_path):
@@ -73,3 +74,16 @@ def test_a_bilingual_run_writes_its_records_as_before(tiny_data, tmp_path):
     assert set(state["sampler"]) == {"epoch", "position", "seed"}
     (record,) = [r for r in read_metrics(run) if r["kind"] == "valid"]
     assert "directions" not in record
+
+
+def test_the_progress_line_names_the_direction_with_the_lowest_chrf():
+    directions = {
+        "en-de": {"bleu": 12.0, "chrf": 45.0},
+        "en-ja": {"bleu": None, "chrf": 20.0},  # no BLEU tokenizer installed
+        "de-en": {"bleu": 3.0, "chrf": 30.0},
+    }
+    found = Validation(1.5, 1.4, 4.1, 7.5, 31.7, 30, "mean of 3 directions", directions)
+    line = str(found)
+    assert "mean BLEU 7.50, mean chrF 31.70" in line
+    assert line.endswith("3 directions, worst en-ja chrF 20.00 BLEU -")
+    assert found.as_dict()["directions"] == directions

@@ -45,13 +45,15 @@ class Validation:
             f"valid loss {self.loss:.3f}, ppl {self.ppl:.2f}, BLEU {self.bleu:.2f}, "
             f"chrF {self.chrf:.2f} ({self.sentences} sentences)"
         )
-        if self.directions:  # the means above, and the worst direction
-            worst = min(self.directions, key=lambda d: self.directions[d]["bleu"])
+        if self.directions:  # the means above, and the worst direction (by chrF: every
+            # direction has one, where BLEU may lack a tokenizer)
+            worst = min(self.directions, key=lambda d: self.directions[d]["chrf"])
             line = line.replace("BLEU", "mean BLEU", 1).replace("chrF", "mean chrF", 1)
             scores = self.directions[worst]
+            bleu = "-" if scores["bleu"] is None else f"{scores['bleu']:.2f}"
             line += (
-                f"; {len(self.directions)} directions, worst {worst} BLEU "
-                f"{scores['bleu']:.2f} chrF {scores['chrf']:.2f}"
+                f"; {len(self.directions)} directions, worst {worst} chrF "
+                f"{scores['chrf']:.2f} BLEU {bleu}"
             )
         return line
 

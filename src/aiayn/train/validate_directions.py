@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sacrebleu.metrics import BLEU, CHRF
+from sacrebleu.metrics import CHRF
 
 from aiayn.config import DecodeConfig, TrainConfig
 from aiayn.data.data_dir import DataDir
@@ -17,6 +17,7 @@ from aiayn.data.languages import tagged
 from aiayn.data.sources import DataError
 from aiayn.data.vocab import Tokenizer
 from aiayn.decode.translate import translate_lines
+from aiayn.directions import bleu
 from aiayn.model import Transformer
 from aiayn.train.metrics import perplexity
 from aiayn.train.validate import Validation, loss_sums
@@ -50,11 +51,12 @@ def validate_directions(
         }
         loss, nll, tokens = loss + sums[0], nll + sums[1], tokens + sums[2]
     signatures = {d["bleu_signature"] for d in found.values()}
+    bleus = [d["bleu"] for d in found.values() if d["bleu"] is not None]
     return Validation(
         loss=loss / tokens,
         nll_loss=nll / tokens,
         ppl=perplexity(nll / tokens),
-        bleu=sum(d["bleu"] for d in found.values()) / len(found),
+        bleu=sum(bleus) / max(len(bleus), 1),  # over the directions BLEU can score
         chrf=sum(d["chrf"] for d in found.values()) / len(found),
         sentences=sum(d["sentences"] for d in found.values()),
         bleu_signature=f"mean of {len(found)} directions: "
@@ -87,15 +89,12 @@ def direction_pairs(
 
 
 def direction_scores(hypotheses: list[str], references: list[str], lang: str) -> dict:
-    """BLEU with sacreBLEU's tokenizer for the target language (`zh` for Chinese; MeCab's for
-    Japanese and Korean where their packages are installed, else characters) and chrF."""
-    try:
-        bleu = BLEU(trg_lang=lang)
-    except RuntimeError:  # ja-mecab / ko-mecab without their packages: characters
-        bleu = BLEU(tokenize="char")
+    """chrF, and BLEU as `aiayn evaluate --directions` scores it (the target language's
+    tokenizer; None where it is not installed, the signature then says why)."""
+    score, signature = bleu(hypotheses, references, lang)
     return {
-        "bleu": bleu.corpus_score(hypotheses, [references]).score,
+        "bleu": score,
         "chrf": CHRF().corpus_score(hypotheses, [references]).score,
         "sentences": len(hypotheses),
-        "bleu_signature": str(bleu.get_signature()),
+        "bleu_signature": signature,
     }
