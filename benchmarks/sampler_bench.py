@@ -57,7 +57,7 @@ def main() -> None:
         )
         found["bilingual_pairs"] = len(src)
     if args.multilingual:
-        from aiayn.data.multilingual import TemperatureBatchSampler
+        from aiayn.data.direction_sampling import TemperatureBatchSampler
 
         src, tgt, dirs = synthetic(14, 31_000)
         found["multilingual_pairs"] = len(src)

@@ -24,7 +24,7 @@ class SamplerState:
     epoch: int  # epochs completed
     position: int  # batches of this rank already yielded in the current epoch
     seed: int
-    temperature: float | None = None  # a multilingual sampler's (data/multilingual.py); else None
+    temperature: float | None = None  # direction sampling (direction_sampling.py); else None
 
 
 class TokenBatchSampler:

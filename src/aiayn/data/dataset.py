@@ -13,7 +13,7 @@ from aiayn.data.alignments import dense_targets
 from aiayn.data.batching import round_up
 from aiayn.data.binarize import load_ids
 from aiayn.data.data_dir import SPLITS, DataDir
-from aiayn.data.multilingual import load_directions
+from aiayn.data.direction_sampling import load_directions
 from aiayn.data.sources import DataError
 from aiayn.data.vocab import BOS_ID, EOS_ID, PAD_ID
 

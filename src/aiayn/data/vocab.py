@@ -42,7 +42,7 @@ def train_bpe(
     stays bounded; the trainer runs in a child process, which gives all of its memory back
     when it ends.
     `exact=False` lets the vocabulary come out smaller when the data cannot fill it.
-    `user_symbols` become one piece each wherever they occur (language tags: `<2de>`).
+    `user_symbols` (the `<2de>` language tags) are each kept as one piece.
 
     Returns:
         The model file and its vocabulary size.

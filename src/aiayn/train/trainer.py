@@ -25,7 +25,7 @@ from tqdm import tqdm
 from aiayn import layout
 from aiayn.config import ModelConfig, TrainConfig
 from aiayn.data.dataset import Batch, ParallelData
-from aiayn.data.multilingual import batch_sampler
+from aiayn.data.direction_sampling import batch_sampler
 from aiayn.model import Transformer
 from aiayn.train import checkpoint as ckpt
 from aiayn.train import guided

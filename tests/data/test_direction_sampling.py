@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from aiayn.data.batching import TokenBatchSampler
-from aiayn.data.multilingual import (
+from aiayn.data.direction_sampling import (
     TemperatureBatchSampler,
     batch_sampler,
     draw_epoch,
