@@ -583,6 +583,10 @@ CASES += bad_input_controls.CASES
 CASES += bad_input_guided.CASES
 CASES += bad_input_multilingual_decode.CASES
 
+from tests import bad_input_multitrain  # noqa: E402
+
+CASES += bad_input_multitrain.CASES
+
 
 def run_case(case: Case, fixtures: Fixtures, tmp: Path) -> Outcome:
     tmp.mkdir(parents=True, exist_ok=True)

@@ -189,6 +189,11 @@ class TrainConfig(FrozenConfig):
     guided_alignment: float = 0.0
     alignment_layer: int = -2  # the guided decoder layer (negative: from the last)
     alignment_head: int = 0  # its guided head (fairseq's alignment models: the first)
+    # A multilingual data directory (`prepare --langs`): direction d is drawn with probability
+    # p_d ~ n_d^(1/T) for its n_d pairs (XLM, M2M-100: T = 5); 1 = as often as it has pairs,
+    # larger = closer to uniform, so that small directions are seen more often.
+    sampling_temperature: float = 5.0
+    valid_direction_sentences: int = 100  # per direction, for validation loss and BLEU; 0 = all
 
     def __post_init__(self) -> None:
         problems = []
@@ -208,6 +213,16 @@ class TrainConfig(FrozenConfig):
             )
         if not 0 <= self.label_smoothing < 1:
             problems.append(f"label_smoothing must be in [0, 1), got {self.label_smoothing}")
+        if not self.sampling_temperature > 0:
+            problems.append(
+                f"sampling_temperature must be above 0 (1 = proportional, 5 = M2M-100's), got "
+                f"{self.sampling_temperature}"
+            )
+        if self.valid_direction_sentences < 0:
+            problems.append(
+                f"valid_direction_sentences must be 0 (all) or more, got "
+                f"{self.valid_direction_sentences}"
+            )
         if problems:
             raise ValueError("Invalid TrainConfig: " + "; ".join(problems))
 

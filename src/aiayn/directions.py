@@ -110,14 +110,19 @@ def score_direction(
     off-target rate of one direction's outputs."""
     chrf = CHRF()
     c = chrf.corpus_score(hypotheses, [references])
-    tokenizer, why = bleu_tokenizer(tgt)
-    bleu_score, signature = None, why
-    if tokenizer is not None:
-        bleu = BLEU(tokenize=tokenizer)
-        bleu_score = bleu.corpus_score(hypotheses, [references]).score
-        signature = str(bleu.get_signature())
+    bleu_score, signature = bleu(hypotheses, references, tgt)
     off = off_target_rate(hypotheses, tgt, identify)
     return c.score, str(chrf.get_signature()), bleu_score, signature, off
+
+
+def bleu(hypotheses: list[str], references: list[str], tgt: str) -> tuple[float | None, str]:
+    """Corpus BLEU with the target language's tokenizer and its signature; (None, why) where
+    that tokenizer is not installed. (Validation during training scores the same way.)"""
+    tokenizer, why = bleu_tokenizer(tgt)
+    if tokenizer is None:
+        return None, why
+    metric = BLEU(tokenize=tokenizer)
+    return metric.corpus_score(hypotheses, [references]).score, str(metric.get_signature())
 
 
 def evaluate_directions(

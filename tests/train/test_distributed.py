@@ -36,9 +36,15 @@ def train_losses(run: Path) -> list[float]:
     return [r["loss"] for r in read_metrics(run) if r["kind"] == "train"]
 
 
-def test_two_gloo_processes_match_one_with_the_same_global_batch(tiny_data, tmp_path):
+@pytest.fixture(params=["tiny_data", "tiny_multi_data"], ids=["bilingual", "multilingual"])
+def data(request) -> Path:
+    """Bilingual data, and multilingual data (temperature-sampled directions)."""
+    return request.getfixturevalue(request.param)
+
+
+def test_two_gloo_processes_match_one_with_the_same_global_batch(data, tmp_path):
     one, two = tmp_path / "one", tmp_path / "two"
-    common = ["-m", "aiayn", "train", "--data", str(tiny_data), *SETTINGS]
+    common = ["-m", "aiayn", "train", "--data", str(data), *SETTINGS]
     single = subprocess.run(
         [sys.executable, *common, "--out", str(one), "--update-freq", "2"],
         capture_output=True,

@@ -24,6 +24,7 @@ class SamplerState:
     epoch: int  # epochs completed
     position: int  # batches of this rank already yielded in the current epoch
     seed: int
+    temperature: float | None = None  # direction sampling (direction_sampling.py); else None
 
 
 class TokenBatchSampler:
@@ -64,6 +65,7 @@ class TokenBatchSampler:
             raise ValueError(f"multiple_of={multiple_of} must be a multiple of {world_size}")
         self.epoch = 0
         self.position = 0
+        self.temperature: float | None = None  # direction sampling (a multilingual subclass)
         if not 0 <= rank < world_size:
             raise ValueError(f"rank {rank} is outside world size {world_size}")
         too_long = np.flatnonzero(np.maximum(self.src_cost, self.tgt_cost) > max_tokens)
@@ -89,14 +91,17 @@ class TokenBatchSampler:
 
     def _make_batches(self, epoch: int) -> list[np.ndarray]:
         rng = np.random.default_rng([self.seed, epoch])
-        n = len(self.src_cost)
-        tie_break = rng.permutation(n) if self.shuffle else np.arange(n)
-        order = np.lexsort((tie_break, self.tgt_cost, self.src_cost))  # src, then tgt length
-        batches = self._fill(order)
+        batches = self._fill(self._epoch_order(rng))
         batches = self._split_until_divisible(batches)
         if self.shuffle:
             batches = [batches[i] for i in rng.permutation(len(batches))]
         return batches
+
+    def _epoch_order(self, rng: np.random.Generator) -> np.ndarray:
+        """The epoch's sentences, each once, by source then target length (ties at random)."""
+        n = len(self.src_cost)
+        tie_break = rng.permutation(n) if self.shuffle else np.arange(n)
+        return np.lexsort((tie_break, self.tgt_cost, self.src_cost))  # src, then tgt length
 
     def _fill(self, order: np.ndarray) -> list[np.ndarray]:
         """Greedy: add length-sorted sentences while n x longest stays within the budget."""
@@ -134,15 +139,22 @@ class TokenBatchSampler:
         self.epoch, self.position = self.epoch + 1, 0
 
     def state(self) -> SamplerState:
-        return SamplerState(self.epoch, self.position, self.seed)
+        return SamplerState(self.epoch, self.position, self.seed, self.temperature)
 
     def state_dict(self) -> dict:
-        return asdict(self.state())
+        """The state as state.json holds it (no temperature key for bilingual data)."""
+        return {k: v for k, v in asdict(self.state()).items() if v is not None}
 
     def load_state_dict(self, state: dict) -> None:
         restored = SamplerState(**state)
         if restored.seed != self.seed:
             raise ValueError(f"sampler state has seed {restored.seed}, this sampler {self.seed}")
+        if restored.temperature != self.temperature:  # other direction shares, other batches
+            was, now = (
+                "bilingual data" if t is None else f"--set sampling_temperature={t}"
+                for t in (restored.temperature, self.temperature)
+            )
+            raise ValueError(f"the data position is one of {was}, not {now}; resume with {was}")
         n = len(self.epoch_batches(restored.epoch)) // self.world_size
         if not 0 <= restored.position <= n:
             raise ValueError(

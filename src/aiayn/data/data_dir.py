@@ -42,6 +42,14 @@ class DataDir(DataFiles):
         """The first n (default: all) source lines of a split."""
         return _lines(self.text(split, "src"))[:n]
 
+    def lines(self, split: str, stream: str, n: int | None = None) -> list[str]:
+        """The first n (default: all) lines of a split's text: a stream ("src", "tgt"...) or,
+        in a multilingual directory, a language ("de": the held-out split in German)."""
+        path = self.text(split, stream)
+        if not path.is_file():
+            raise DataError(f"{path}: missing; re-run `aiayn prepare` for {self.root}")
+        return _lines(path)[:n]
+
     def references(self, split: str, n: int | None = None) -> list[list[str]]:
         """The reference streams of a split, each its first n lines: the target, then any
         extra references."""

@@ -13,6 +13,7 @@ from aiayn.data.alignments import dense_targets
 from aiayn.data.batching import round_up
 from aiayn.data.binarize import load_ids
 from aiayn.data.data_dir import SPLITS, DataDir
+from aiayn.data.direction_sampling import load_directions
 from aiayn.data.sources import DataError
 from aiayn.data.vocab import BOS_ID, EOS_ID, PAD_ID
 
@@ -37,14 +38,26 @@ class ParallelData:
     def __init__(self, data: DataDir | str | Path, split: str) -> None:
         """data: an opened data directory (or its path, opened here)."""
         data = DataDir.open(data)
-        self.meta = data.meta
         if split not in SPLITS:
             raise DataError(f"unknown split {split!r}; choose one of {SPLITS}")
-        self.src_ids, self.src_offsets = load_ids(data.ids(split, "src"), self.meta.vocab_size)
-        self.tgt_ids, self.tgt_offsets = load_ids(data.ids(split, "tgt"), self.meta.vocab_size)
+        vocab_size = data.meta.vocab_size
+        self.src_ids, self.src_offsets = load_ids(data.ids(split, "src"), vocab_size)
+        self.tgt_ids, self.tgt_offsets = load_ids(data.ids(split, "tgt"), vocab_size)
         if len(self.src_offsets) != len(self.tgt_offsets):
             raise DataError(f"{data.root}: {split} source and target counts differ; re-prepare")
         self.links: tuple[np.ndarray, np.ndarray] | None = None  # `with_alignments`
+        # (N,) each pair's direction in a multilingual directory (meta.directions); else None
+        self.directions = load_directions(data, split, len(self))
+
+    @classmethod
+    def encoded(cls, src: list[list[int]], tgt: list[list[int]]) -> ParallelData:
+        """Pairs already encoded, held in memory (a few hundred validation sentences), that
+        batch and collate as a split does."""
+        pairs = cls.__new__(cls)
+        pairs.src_ids, pairs.src_offsets = _flat(src)
+        pairs.tgt_ids, pairs.tgt_offsets = _flat(tgt)
+        pairs.links, pairs.directions = None, None
+        return pairs
 
     def with_alignments(self, links: np.ndarray, offsets: np.ndarray) -> None:
         """Batches then carry each pair's reference alignment ((M, 2) (target, source) piece
@@ -87,3 +100,11 @@ class ParallelData:
             alignment = dense_targets(ranges, T, S)  # (B, T, S)
         src_t, tgt_in_t, tgt_out_t = (torch.from_numpy(x) for x in (src, tgt_in, tgt_out))
         return Batch(src_t, tgt_in_t, tgt_out_t, alignment)
+
+
+def _flat(sentences: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """(all ids, one after another; offsets: sentence i is ids[offsets[i]:offsets[i + 1]])."""
+    offsets = np.zeros(len(sentences) + 1, np.int64)
+    np.cumsum([len(s) for s in sentences], out=offsets[1:])
+    ids = np.concatenate([np.asarray(s, np.int64) for s in sentences] or [np.zeros(0, np.int64)])
+    return ids, offsets

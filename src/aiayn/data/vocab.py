@@ -34,6 +34,7 @@ def train_bpe(
     seed: int = 1,
     exact: bool = True,
     character_coverage: float = 1.0,
+    user_symbols: Sequence[str] = (),
 ) -> tuple[Path, int]:
     """Learn one BPE model on the given text files (source and target together).
 
@@ -41,6 +42,7 @@ def train_bpe(
     stays bounded; the trainer runs in a child process, which gives all of its memory back
     when it ends.
     `exact=False` lets the vocabulary come out smaller when the data cannot fill it.
+    `user_symbols` (the `<2de>` language tags) are each kept as one piece.
 
     Returns:
         The model file and its vocabulary size.
@@ -52,7 +54,7 @@ def train_bpe(
     if sum(count_lines(f) for f in files) > max_sentences:
         write_sample(files, sample, max_sentences, seed)
         inputs = [str(sample)]
-    args = (inputs, str(out_dir), vocab_size, threads, exact, character_coverage)
+    args = (inputs, str(out_dir), vocab_size, threads, exact, character_coverage, user_symbols)
     try:
         with ProcessPoolExecutor(1, fresh_processes()) as pool:
             model_file = pool.submit(_train_bpe, *args).result()
@@ -83,6 +85,7 @@ def _train_bpe(
     threads: int,
     exact: bool,
     character_coverage: float,
+    user_symbols: Sequence[str] = (),
 ) -> Path:
     prefix = Path(out_dir) / TOKENIZER_FILE.removesuffix(".model")
     try:
@@ -98,6 +101,7 @@ def _train_bpe(
             unk_id=UNK_ID,
             num_threads=threads,
             hard_vocab_limit=exact,
+            user_defined_symbols=list(user_symbols),
             minloglevel=2,
         )
     except RuntimeError as err:

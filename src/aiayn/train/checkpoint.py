@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import os
 import shutil
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -134,10 +135,14 @@ def check_state(saved: Any) -> None:
     for name, kind in (("train_state", TrainState), ("sampler", SamplerState)):
         check_keys(kind, saved[name], name)
         check_types(kind, saved[name], name)
-    if set(saved["sampler"]) != {f.name for f in fields(SamplerState)}:
+    counters = ("epoch", "position", "seed")
+    if not set(counters) <= set(saved["sampler"]):
         raise ValueError("sampler lacks epoch, position or seed")
-    if min(saved["sampler"].values()) < 0:
+    if min(saved["sampler"][k] for k in counters) < 0:
         raise ValueError(f"sampler {saved['sampler']} counts below 0")
+    temperature = saved["sampler"].get("temperature")  # multilingual data only
+    if temperature is not None and not (_is_number(temperature) and 0 < temperature < math.inf):
+        raise ValueError(f"sampler temperature {temperature!r} is not a number above 0")
     for name in ("best_bleu", "best_step"):
         if not isinstance(saved["train_state"].get(name), int | float | None):
             raise ValueError(f"train_state.{name} is not a number")
@@ -155,6 +160,10 @@ def check_state(saved: Any) -> None:
     for key in BATCHING_KEYS:
         if key in saved and (type(saved[key]) is not int or saved[key] < 1):
             raise ValueError(f"{key} is {saved[key]!r}, not a count")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 @dataclass

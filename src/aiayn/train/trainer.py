@@ -24,8 +24,8 @@ from tqdm import tqdm
 
 from aiayn import layout
 from aiayn.config import ModelConfig, TrainConfig
-from aiayn.data.batching import TokenBatchSampler
 from aiayn.data.dataset import Batch, ParallelData
+from aiayn.data.direction_sampling import batch_sampler
 from aiayn.model import Transformer
 from aiayn.train import checkpoint as ckpt
 from aiayn.train import guided
@@ -39,6 +39,7 @@ from aiayn.train.run_dir import RunDir
 from aiayn.train.schedule import learning_rate
 from aiayn.train.step_stats import RunningTotals, StepStats, StopFlags
 from aiayn.train.validate import Validation, validate
+from aiayn.train.validate_directions import check_held_out
 
 
 def precision_context(device: torch.device, precision: str) -> contextlib.AbstractContextManager:
@@ -78,10 +79,15 @@ class Trainer:
         )
         self.scaler = torch.amp.GradScaler("cuda", enabled=train_cfg.precision == "fp16")
         self.train_data = ParallelData(run.data, "train")
-        self.sampler = TokenBatchSampler(
+        if self.train_data.directions is not None:  # multilingual: validated per direction
+            check_held_out(run.data, "valid")
+        self.sampler = batch_sampler(  # temperature-sampled directions on multilingual data
             self.train_data.src_lengths,
             self.train_data.tgt_lengths,
+            self.train_data.directions,
+            len(run.data.meta.directions),
             train_cfg.max_tokens,
+            train_cfg.sampling_temperature,
             seed=train_cfg.seed,
             rank=dist.rank,
             world_size=dist.world_size,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
@@ -30,15 +30,32 @@ class Validation:
     chrf: float
     sentences: int  # translated for BLEU/chrF
     bleu_signature: str
+    # Multilingual data: {"en-de": {"loss", "bleu", "chrf", "sentences", "bleu_signature"}} per
+    # direction; bleu and chrf above are then their means (validate_directions.py).
+    directions: dict[str, dict] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        found = asdict(self)
+        if not self.directions:  # bilingual records stay as they were
+            del found["directions"]
+        return found
 
     def __str__(self) -> str:
-        return (
+        line = (
             f"valid loss {self.loss:.3f}, ppl {self.ppl:.2f}, BLEU {self.bleu:.2f}, "
             f"chrF {self.chrf:.2f} ({self.sentences} sentences)"
         )
+        if self.directions:  # the means above, and the worst direction (by chrF: every
+            # direction has one, where BLEU may lack a tokenizer)
+            worst = min(self.directions, key=lambda d: self.directions[d]["chrf"])
+            line = line.replace("BLEU", "mean BLEU", 1).replace("chrF", "mean chrF", 1)
+            scores = self.directions[worst]
+            bleu = "-" if scores["bleu"] is None else f"{scores['bleu']:.2f}"
+            line += (
+                f"; {len(self.directions)} directions, worst {worst} chrF "
+                f"{scores['chrf']:.2f} BLEU {bleu}"
+            )
+        return line
 
 
 @torch.no_grad()
@@ -51,6 +68,19 @@ def validation_loss(
 ) -> tuple:
     """(smoothed loss, nll) per target token over the whole split, in length order; `release`
     runs before each batch (a heap trim: batches of new shapes would fragment the heap)."""
+    loss_sum, nll_sum, tokens = loss_sums(model, data, cfg, autocast, release)
+    return loss_sum / tokens, nll_sum / tokens
+
+
+@torch.no_grad()
+def loss_sums(
+    model: Transformer,
+    data: ParallelData,
+    cfg: TrainConfig,
+    autocast,
+    release: Callable[[], None] = lambda: None,
+) -> tuple[float, float, int]:
+    """(smoothed loss, nll, target tokens), summed over the pairs of `data`."""
     model.eval()
     device = next(model.parameters()).device
     sampler = TokenBatchSampler(
@@ -72,7 +102,7 @@ def validation_loss(
             nll_sum + nll.item(),
             tokens + batch.n_tgt_tokens,
         )
-    return loss_sum / tokens, nll_sum / tokens
+    return loss_sum, nll_sum, int(tokens)
 
 
 @torch.no_grad()
@@ -87,9 +117,13 @@ def validate(
     of its first `cfg.valid_bleu_sentences` lines (all if 0), as `aiayn evaluate --beam 1`.
     data_dir: an opened data directory, or its path (opened here)."""
     data_dir = DataDir.open(data_dir)
-    data = ParallelData(data_dir, "valid")
     on_cpu = next(model.parameters()).device.type == "cpu"  # a GPU's tensors: not in the heap
     release = heap_trimmer(cfg.trim_heap and on_cpu)  # validation: a run's memory peak
+    if data_dir.meta.directions:  # multilingual: each direction apart, a few sentences each
+        from aiayn.train.validate_directions import validate_directions
+
+        return validate_directions(model, data_dir, cfg, autocast, Tokenizer(tokenizer), release)
+    data = ParallelData(data_dir, "valid")
     loss, nll = validation_loss(model, data, cfg, autocast, release)
     release()  # the loss batches' free pages, before decoding allocates anew
     greedy = DecodeConfig(beam=1, max_tokens=cfg.max_tokens)
