@@ -51,7 +51,9 @@ def aligned_data(tiny_data, tmp_path_factory):
 def trainer(data, root, **guided) -> Trainer:
     opened = DataDir.open(data)
     model_cfg = preset("tiny", vocab_size=opened.meta.vocab_size, dropout=0.0)
-    cfg = TrainConfig(max_tokens=256, precision="bf16", seed=3, warmup=20, **guided)
+    # warmup 60: a learning rate that moves the head steadily (at 20, one alignment in eight
+    # of eflomal's unseeded runs made ten updates overshoot and the guided loss rise)
+    cfg = TrainConfig(max_tokens=256, precision="bf16", seed=3, warmup=60, **guided)
     run = create_run(root, opened, model_cfg, cfg)
     return Trainer(model_cfg, cfg, run, Distributed.from_env("cpu"), progress=False)
 
@@ -86,8 +88,8 @@ def guided_loss_of(t: Trainer, batch) -> float:
 
 
 def test_training_with_guided_alignment_lowers_the_alignment_loss(aligned_data, tmp_path):
-    """Ten updates on one batch, with the guided loss and without: only the guided head moves
-    clearly towards the alignments."""
+    """Twenty updates on one batch, with the guided loss and without: only the guided head moves
+    clearly towards the alignments (to 0.54-0.61 of its start in eight runs; asked: < 0.9)."""
     t = trainer(aligned_data, tmp_path / "guided", guided_alignment=1.0, alignment_layer=-1)
     plain = trainer(aligned_data, tmp_path / "plain", alignment_layer=-1)
     plain.align_layer = t.align_layer  # measured on the same head, never trained on it
@@ -96,7 +98,7 @@ def test_training_with_guided_alignment_lowers_the_alignment_loss(aligned_data, 
     before = guided_loss_of(t, batch)
     assert guided_loss_of(plain, batch) == pytest.approx(before, rel=1e-3)  # the same start
     for model in (t, plain):
-        for _ in range(10):
+        for _ in range(20):
             model.update([batch], model._stop_flags(0.0, 0.0))
     after, unguided = guided_loss_of(t, batch), guided_loss_of(plain, batch)
     assert after < 0.9 * before and after < 0.9 * unguided, (before, after, unguided)
