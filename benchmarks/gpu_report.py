@@ -29,6 +29,7 @@ import argparse
 import datetime
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -38,6 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 STEPS = ("tests", "matmul", "train_speed", "fp16", "decode", "train_run")
 LIMITS = {"tests": 480, "matmul": 60, "train_speed": 480, "fp16": 120, "decode": 300}
 LIMITS["train_run"] = 480  # seconds each on a GPU; --tiny gives every step 120
+SHORTEST = 30  # seconds: under --budget, a step that would get less is skipped, not started
 
 
 def machine(device: str) -> dict:
@@ -96,25 +98,46 @@ def prepared(data: Path, tiny: bool, work: Path) -> Path:
     return data
 
 
-def run_step(step: str, a: argparse.Namespace, data: Path) -> dict:
+def step_limit(step: str, a: argparse.Namespace, left: float | None) -> int:
+    """Seconds the step may run: its own limit, cut to what is left of --budget."""
+    limit = 120 if a.tiny else LIMITS[step]
+    return limit if left is None else int(min(limit, left))
+
+
+def run_step(step: str, a: argparse.Namespace, data: Path, limit: int) -> dict:
     """One step in its own child process, within its time limit: its result, or what went
-    wrong (the exit code and the end of its error output, or the time it ran out)."""
+    wrong (the exit code and the end of its error output, or the time it ran out). A step
+    that runs out is killed with the processes it started (pytest, aiayn train), so that none
+    of them goes on using the GPU under the next step; what it had saved is kept."""
     out = a.out / f"{step}.json"
     out.unlink(missing_ok=True)
     cmd = [sys.executable, str(ROOT / "benchmarks" / "gpu_steps.py"), step, "--device", a.device]
     cmd += ["--data", str(data), "--work", str(a.out / "work"), "--json", str(out)]
     cmd += ["--repeats", "2" if a.tiny else "5"] + (["--tiny"] if a.tiny else [])
-    limit = 120 if a.tiny else LIMITS[step]
     started = time.monotonic()
+    child = subprocess.Popen(
+        cmd,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
-        done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=limit)
+        _, stderr = child.communicate(timeout=limit)
     except subprocess.TimeoutExpired:
-        return {"status": f"timed out after {limit} s", "seconds": limit}
+        os.killpg(child.pid, signal.SIGKILL)
+        child.communicate()
+        found = {"status": f"timed out after {limit} s", "seconds": limit}
+        if out.is_file():  # what the step saved before it ran out
+            found["result"] = json.loads(out.read_text())
+            found["status"] += " (partial result)"
+        return found
     seconds = round(time.monotonic() - started, 1)
-    if done.returncode or not out.is_file():
-        tail = done.stderr.strip().splitlines()[-3:]
+    if child.returncode or not out.is_file():
+        tail = stderr.strip().splitlines()[-3:]
         return {
-            "status": f"failed (exit {done.returncode}): {' | '.join(tail)}",
+            "status": f"failed (exit {child.returncode}): {' | '.join(tail)}",
             "seconds": seconds,
         }
     return {"status": "ok", "seconds": seconds, "result": json.loads(out.read_text())}
@@ -132,6 +155,11 @@ def markdown(report: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def save(report: dict, out: Path) -> None:
+    write(out / "gpu-report.json", json.dumps(report, indent=2) + "\n")
+    write(out / "gpu-report.md", markdown(report))
+
+
 def write(path: Path, text: str) -> None:
     """Written whole or not at all."""
     tmp = path.with_name(f".{path.name}.tmp")
@@ -145,7 +173,15 @@ def main() -> int:
     parser.add_argument("--tiny", action="store_true", help="tiny shapes: checks the command")
     parser.add_argument("--data", type=Path, default=ROOT / "data" / "en-de")
     parser.add_argument("--out", type=Path, default=ROOT / "gpu-report")
-    parser.add_argument("--steps", nargs="+", choices=STEPS, default=list(STEPS))
+    parser.add_argument(
+        "--steps", nargs="+", choices=STEPS, default=list(STEPS), help="which, in this order"
+    )
+    parser.add_argument(
+        "--budget",
+        type=float,
+        help="seconds for the whole report (a lent GPU's time): each step's limit is cut to "
+        f"what is left; a step with under {SHORTEST} s left is skipped",
+    )
     a = parser.parse_args()
     from aiayn.devices import usable_device
 
@@ -153,15 +189,21 @@ def main() -> int:
         usable_device(a.device)
     except ValueError as err:
         sys.exit(f"{err}; check the command itself with --device cpu --tiny")
+    started = time.monotonic()
     (a.out / "work").mkdir(parents=True, exist_ok=True)
     data = prepared(a.data, a.tiny, a.out / "work")
-    report = {"machine": machine(a.device), "tiny": a.tiny, "steps": {}}
+    report = {"machine": machine(a.device), "tiny": a.tiny, "budget": a.budget, "steps": {}}
     for step in a.steps:
-        print(f"{step} ...", file=sys.stderr, flush=True)
-        report["steps"][step] = found = run_step(step, a, data)
-        print(f"{step}: {found['status']} ({found['seconds']} s)", file=sys.stderr, flush=True)
-    write(a.out / "gpu-report.json", json.dumps(report, indent=2) + "\n")
-    write(a.out / "gpu-report.md", markdown(report))
+        left = None if a.budget is None else a.budget - (time.monotonic() - started)
+        limit = step_limit(step, a, left)
+        if limit < SHORTEST:
+            found = {"status": f"skipped: {max(0, round(left or 0))} s left of --budget"}
+            report["steps"][step] = found | {"seconds": 0}
+        else:
+            print(f"{step} (up to {limit} s) ...", file=sys.stderr, flush=True)
+            report["steps"][step] = found = run_step(step, a, data, limit)
+        print(f"{step}: {found['status']}", file=sys.stderr, flush=True)
+        save(report, a.out)  # after every step: a report cut short keeps what it had
     print(markdown(report))
     return int(any(s["status"] != "ok" for s in report["steps"].values()))
 

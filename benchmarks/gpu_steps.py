@@ -65,8 +65,10 @@ def tests(a: argparse.Namespace) -> dict:
     for name, args in suites.items():
         cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args]
         done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
-        summary = (done.stdout.strip().splitlines() or [""])[-1]
-        out[name] = {"exit": done.returncode, "summary": summary}
+        lines = done.stdout.strip().splitlines() or [""]
+        out[name] = {"exit": done.returncode, "summary": lines[-1]}
+        out[name]["failed"] = [x for x in lines if x.startswith(("FAILED", "ERROR"))][:20]
+        save(a.json, out)  # a step cut short keeps the suites that ran
     failed = [name for name, found in out.items() if found["exit"]]
     if failed:  # the parent reports the step as failed, with this
         raise RuntimeError(f"tests failed: {json.dumps(out)}")
@@ -195,35 +197,63 @@ def train_speed(a: argparse.Namespace) -> dict:
             "torch.nn.Transformer": peer_step(torch_model, torch_model, device),
             "HF Marian": peer_step(marian, marian_forward, device),
         }
-        out[name] = measure_training(systems, data, cfg, device, peak, a.repeats)
+        out[name] = measure_training(
+            systems, data, cfg, device, peak, a.repeats, partial(a, out, name, peak)
+        )
     if not a.tiny:  # the big model, aiayn alone
         cfg = preset("big", vocab_size=37_000, dropout=0.3)
         data = batches(a, cfg, 25_000, 8, device)
         out["big"] = measure_training(
-            {"aiayn eager": aiayn_step(cfg, device, False)}, data, cfg, device, peak, a.repeats
+            {"aiayn eager": aiayn_step(cfg, device, False)},
+            data,
+            cfg,
+            device,
+            peak,
+            a.repeats,
+            partial(a, out, "big", peak),
         )
     return {"peak_bf16_tflops": round(peak / 1e12, 3), "presets": out}
 
 
-def measure_training(systems: dict, data: list, cfg, device, peak: float, repeats: int) -> dict:
+def partial(a: argparse.Namespace, out: dict, name: str, peak: float) -> Callable[[dict], None]:
+    """Saves train_speed's figures so far, preset `name` holding `found`."""
+
+    def saved(found: dict) -> None:
+        presets = out | {name: found}
+        save(a.json, {"peak_bf16_tflops": round(peak / 1e12, 3), "presets": presets})
+
+    return saved
+
+
+def measure_training(
+    systems: dict, data: list, cfg, device, peak: float, repeats: int, saved=None
+) -> dict:
+    """Interleaved rounds over the systems, round 0 to warm up (and compile); after each
+    round, `saved` gets the figures so far (a step cut short keeps them)."""
     tokens = sum(int((t != cfg.pad_id).sum()) for _, _, t in data)
     flops = sum(train_flops(cfg, s, t) for s, t, _ in data)
     rates: dict[str, list[float]] = {name: [] for name in systems}
-    for repeat in range(repeats + 1):  # round 0 warms up (and compiles)
+    out: dict = {}
+    for repeat in range(repeats + 1):
         for name, step in systems.items():
             seconds = timed(lambda step=step: [step(*b) for b in data], device)
             if repeat:
                 rates[name].append(tokens / seconds)
-    out = {}
-    for name, r in rates.items():
-        median = statistics.median(r)
-        out[name] = {
-            "tokens_per_s": round(median),
-            "min": round(min(r)),
-            "max": round(max(r)),
-            "mfu": round(flops * median / tokens / peak, 4),
-        }
+        if repeat:
+            out = {name: summary(r, flops / tokens / peak) for name, r in rates.items()}
+            if saved:
+                saved(out | {"repeats": repeat})
     return out
+
+
+def summary(rates: list[float], flops_per_token_over_peak: float) -> dict:
+    median = statistics.median(rates)
+    return {
+        "tokens_per_s": round(median),
+        "min": round(min(rates)),
+        "max": round(max(rates)),
+        "mfu": round(flops_per_token_over_peak * median, 4),
+    }
 
 
 # -- 4. fp16: the gradient scaler and the out-of-memory message ---------------------------------
@@ -374,8 +404,15 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--json", type=Path, required=True)
     a = parser.parse_args()
-    result = STEPS[a.step](a)
-    a.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    a.json.unlink(missing_ok=True)
+    save(a.json, STEPS[a.step](a))
+
+
+def save(path: Path, result: dict) -> None:
+    """Written whole or not at all: the parent may read it after killing this process."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
 
 
 if __name__ == "__main__":
