@@ -129,6 +129,9 @@ def run_step(step: str, a: argparse.Namespace, data: Path, limit: int) -> dict:
         os.killpg(child.pid, signal.SIGKILL)
         child.communicate()
         found = {"status": f"timed out after {limit} s", "seconds": limit}
+        log = a.out / "work" / f"{step}.log"
+        if log.is_file():  # where it was when it ran out
+            found["log_tail"] = log.read_text(encoding="utf-8").strip().splitlines()[-5:]
         if out.is_file():  # what the step saved before it ran out
             found["result"] = json.loads(out.read_text())
             found["status"] += " (partial result)"

@@ -53,26 +53,42 @@ def half_dtypes(device: torch.device) -> dict[str, torch.dtype]:
 
 
 def tests(a: argparse.Namespace) -> dict:
-    """pytest with the device as torch's default (tests/conftest.py): the model, decoding,
-    training and nn tests (fp32 and bf16 autocast inside them), then the fp16 tests."""
+    """pytest with the device as torch's default (tests/conftest.py): the model, nn, training
+    and decoding tests (fp32 and bf16 autocast inside them), one folder at a time, then the fp16
+    tests. Each folder's result is saved when it ends, and pytest's verbose output goes to
+    WORK/tests.log, whose last lines the report shows if the step runs out of time."""
     env = os.environ | {"AIAYN_TEST_DEVICE": a.device}
-    suites = {"fp32 and bf16": ["tests/model", "tests/decode", "tests/train", "tests/nn"]}
-    suites["fp16"] = [*suites["fp32 and bf16"], "-k", "fp16"]
+    folders = ["tests/model", "tests/nn", "tests/train", "tests/decode"]
+    suites = {folder: [folder] for folder in folders} | {"fp16": [*folders, "-k", "fp16"]}
     if a.tiny:  # a few files: the plumbing, not the suite
-        suites = {"fp32 and bf16": ["tests/decode/test_rules.py"]}
+        suites = {"tests/decode": ["tests/decode/test_rules.py"]}
         suites["fp16"] = ["tests/train/test_fp16.py"]
+    log = Path(a.work) / "tests.log"
+    log.unlink(missing_ok=True)
     out = {}
     for name, args in suites.items():
-        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args]
-        done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
-        lines = done.stdout.strip().splitlines() or [""]
-        out[name] = {"exit": done.returncode, "summary": lines[-1]}
-        out[name]["failed"] = [x for x in lines if x.startswith(("FAILED", "ERROR"))][:20]
+        cmd = [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", *args]
+        cmd += [
+            "--continue-on-collection-errors",
+            "--durations=5",
+        ]  # a missing package fails one file
+        with log.open("a", encoding="utf-8") as written:
+            done = subprocess.run(cmd, cwd=ROOT, env=env, stdout=written, stderr=subprocess.STDOUT)
+        out[name] = outcome(done.returncode, log.read_text(encoding="utf-8"))
         save(a.json, out)  # a step cut short keeps the suites that ran
     failed = [name for name, found in out.items() if found["exit"]]
     if failed:  # the parent reports the step as failed, with this
         raise RuntimeError(f"tests failed: {json.dumps(out)}")
     return out
+
+
+def outcome(code: int, log: str) -> dict:
+    """One pytest run's exit code, summary line, failures and slowest tests, from its log
+    (the last run in it)."""
+    lines = log[max(0, log.rfind("= test session starts =")) :].splitlines() or [""]
+    slowest = [x for x in lines if x.split(" ", 1)[0].endswith("s") and " call " in x][:5]
+    failed = [x for x in lines if x.startswith(("FAILED", "ERROR"))][:20]
+    return {"exit": code, "summary": lines[-1].strip("= "), "failed": failed, "slowest": slowest}
 
 
 # -- 2. the card's matrix-product rate ----------------------------------------------------------

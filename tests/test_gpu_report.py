@@ -55,3 +55,19 @@ def test_a_device_the_machine_lacks_is_said_before_anything_runs(tmp_path):
     )
     assert done.returncode == 1 and "--device cuda:99" in done.stderr
     assert "--device cpu --tiny" in done.stderr and not (tmp_path / "gpu-report.json").exists()
+
+
+def test_a_budget_too_short_for_a_step_skips_it_and_says_so(tmp_path):
+    cmd = [sys.executable, "benchmarks/gpu_report.py", "--device", "cpu", "--tiny"]
+    cmd += ["--out", str(tmp_path), "--data", str(tmp_path / "none")]
+    done = subprocess.run(
+        [*cmd, "--steps", "matmul", "tests", "--budget", "10"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    report = json.loads((tmp_path / "gpu-report.json").read_text())
+    assert list(report["steps"]) == ["matmul", "tests"] and report["budget"] == 10
+    assert all(s["status"].startswith("skipped:") for s in report["steps"].values())
+    assert done.returncode == 1 and "| tests | skipped:" in (tmp_path / "gpu-report.md").read_text()
