@@ -86,7 +86,6 @@ NOT_WITH_LANGS = {
 
 
 def run_prepare(args: argparse.Namespace) -> int:
-    from aiayn.data.clean import CleanOptions
     from aiayn.data.data_dir import DataDir
     from aiayn.data.prepare import PrepareOptions, prepare
 
@@ -112,9 +111,7 @@ def run_prepare(args: argparse.Namespace) -> int:
         vocab_size=args.vocab_size,
         seed=args.seed,
         workers=args.workers,
-        clean=CleanOptions(
-            max_words=args.max_words, max_ratio=args.max_ratio, dedup=not args.keep_duplicates
-        ),
+        clean=clean_options(args),
         progress=not args.no_progress,
     )
     prepare(opts)
@@ -124,7 +121,6 @@ def run_prepare(args: argparse.Namespace) -> int:
 
 
 def run_multilingual(args: argparse.Namespace) -> int:
-    from aiayn.data.clean import CleanOptions
     from aiayn.data.data_dir import DataDir
     from aiayn.data.multilingual import MultiOptions, prepare_multilingual
     from aiayn.data.multilingual_options import parse_langs, parse_pivot
@@ -149,9 +145,7 @@ def run_multilingual(args: argparse.Namespace) -> int:
         test_size=args.test_size,
         seed=args.seed,
         workers=args.workers,
-        clean=CleanOptions(
-            max_words=args.max_words, max_ratio=args.max_ratio, dedup=not args.keep_duplicates
-        ),
+        clean=clean_options(args),
         progress=not args.no_progress,
         **vocab,
     )
@@ -159,3 +153,11 @@ def run_multilingual(args: argparse.Namespace) -> int:
     print(DataDir(args.out).report_text.read_text(encoding="utf-8"), end="")
     print(f"ready: {args.out}")
     return 0
+
+
+def clean_options(args: argparse.Namespace):
+    from aiayn.data.clean import CleanOptions
+
+    return CleanOptions(
+        max_words=args.max_words, max_ratio=args.max_ratio, dedup=not args.keep_duplicates
+    )

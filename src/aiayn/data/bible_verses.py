@@ -99,22 +99,7 @@ def read_version(
         other: the raw verses of a version in another language, to tell a repeated
             placeholder ("(aynı)") from a repeated verse ("And the LORD spoke unto Moses").
     """
-    conn = _connect(db)
-    try:
-        names = _book_names(conn, code)
-        rows = conn.execute(
-            "SELECT bNumber, cNumber, vNumber, vText FROM bible WHERE bbName = ? "
-            "ORDER BY bNumber, cNumber, vNumber",
-            (code,),
-        ).fetchall()
-    except sqlite3.DatabaseError as err:
-        raise DataError(
-            f"{db}: not a Bible database with table bible(bbName, bNumber, cNumber, vNumber, "
-            f"vText) ({err})"
-        ) from None
-    finally:
-        conn.close()
-    raw = {(b, c, v): normalize(t or "") for b, c, v, t in rows}
+    names, raw = _read(db, code)
     report.read += len(raw)
     repeated = _repeated(raw, other) if other else set()
     verses: dict[Verse, str] = {}
@@ -146,15 +131,28 @@ def read_version(
 
 
 def read_raw(db: Path, code: str) -> dict[Verse, str]:
-    """{(book, chapter, verse): text} of a version, normalized only."""
+    """{(book, chapter, verse): text} of a version, normalized only, in canonical order."""
+    return _read(db, code)[1]
+
+
+def _read(db: Path, code: str) -> tuple[dict[int, str], dict[Verse, str]]:
+    """(book names, raw verses) of a version; a file that is no Bible database is an error."""
     conn = _connect(db)
     try:
+        names = _book_names(conn, code)
         rows = conn.execute(
-            "SELECT bNumber, cNumber, vNumber, vText FROM bible WHERE bbName = ?", (code,)
+            "SELECT bNumber, cNumber, vNumber, vText FROM bible WHERE bbName = ? "
+            "ORDER BY bNumber, cNumber, vNumber",
+            (code,),
         ).fetchall()
+    except sqlite3.DatabaseError as err:
+        raise DataError(
+            f"{db}: not a Bible database with table bible(bbName, bNumber, cNumber, vNumber, "
+            f"vText) ({err})"
+        ) from None
     finally:
         conn.close()
-    return {(b, c, v): normalize(t or "") for b, c, v, t in rows}
+    return names, {(b, c, v): normalize(t or "") for b, c, v, t in rows}
 
 
 def _repeated(raw: dict[Verse, str], other: dict[Verse, str]) -> set[str]:

@@ -10,6 +10,7 @@ import numpy as np
 
 from aiayn.data.binarize import load_ids
 from aiayn.data.clean import CleanReport
+from aiayn.data.prepare_report import tokens_and_time
 from aiayn.data.vocab import UNK_ID
 from aiayn.layout import DataFiles
 
@@ -95,10 +96,4 @@ def render(result: dict) -> list[str]:
         f"coverage {vocab['character_coverage']}, learned on {vocab['mix']}; tags "
         + " ".join(vocab["tags"])
     )
-    lines.append(
-        "tokens: "
-        + "; ".join(f"{s} {t['src']:,} src / {t['tgt']:,} tgt" for s, t in result["tokens"].items())
-    )
-    stages = ", ".join(f"{k} {v} s" for k, v in result["stage_seconds"].items())
-    lines.append(f"time: {result['seconds']} s ({stages})")
-    return lines
+    return lines + tokens_and_time(result)
