@@ -37,7 +37,7 @@ def main() -> None:
     db = bible.default_db()
     codes = {lang: bible.DEFAULT_VERSION[lang] for lang in langs}
     verses, _ = read_versions(db, codes, 2)
-    names = chapter_name(db, codes.get("en", next(iter(codes.values()))))
+    names = chapter_name(db, bible.DEFAULT_VERSION["en"])
     held, _ = held_out_keys(verses, names, 1, 1000, 1000)
     train_chapters = {k[:2] for v in verses.values() for k in v} - {
         k[:2] for s in held for k in held[s]

@@ -84,7 +84,10 @@ def build(opts: MultiOptions, db: Path, codes: dict[str, str]) -> dict:
     seconds = {"read": time.perf_counter() - started}
 
     # Held out: whole chapters chosen once, on the verses every language has.
-    names = chapter_name(db, codes.get("en", next(iter(codes.values()))))
+    # Chapters named in English ("Genesis 13") whatever the languages: the same seed holds out
+    # the same chapters for any --langs (as far as the verses every language has allow).
+    first = next(iter(codes.values()))
+    names = chapter_name(db, bible.DEFAULT_VERSION["en"]) or chapter_name(db, first)
     held, chapters = held_out_keys(verses, names, opts.seed, opts.valid_size, opts.test_size)
     held_texts = {  # held-out texts of each language, case-folded
         lang: {verses[lang][k].casefold() for split in held for k in held[split]} for lang in codes
