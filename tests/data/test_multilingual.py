@@ -179,3 +179,20 @@ def test_langs_and_pivot_parse_with_clear_errors():
         MultiOptions(out=Path("x"), langs=("en", "de"), pivot="fr")
     every = MultiOptions(out=Path("x"), langs=("en", "de", "fr"), pivot=None).directions
     assert len(every) == 6 and "de-fr" in every
+
+
+def test_the_command_builds_a_directory_from_any_database_of_the_schema(tmp_path, capsys):
+    from aiayn.cli import main
+
+    db = make_bible_db(tmp_path / "bible.db", n_books=2, n_chapters=5, n_verses=12)
+    argv = ["prepare", "--langs", "de,en", "--bible-db", str(db), "--out", str(tmp_path / "d")]
+    small = ["--valid-size", "12", "--test-size", "12", "--vocab-size", "90", "--no-progress"]
+    assert main([*argv, *small]) == 0
+    printed = capsys.readouterr().out
+    assert "directions: 2 (en-de, de-en)" in printed and "ready:" in printed
+    data = DataDir.open(tmp_path / "d")
+    assert data.meta.directions == ["en-de", "de-en"]  # English-centric: en first
+    assert len(lines(data.text("test", "de"))) == len(lines(data.text("test", "en"))) >= 12
+    # every ordered pair in --langs order, written over the directory it made
+    assert main([*argv, *small, "--pivot", "none"]) == 0
+    assert DataDir.open(tmp_path / "d").meta.directions == ["de-en", "en-de"]
