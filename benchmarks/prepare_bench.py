@@ -1,6 +1,7 @@
 """Time and peak memory of `aiayn prepare`: the default corpus, and a large synthetic one.
 
     .venv/bin/python benchmarks/prepare_bench.py [--pairs 2000000] [--skip-bible]
+    .venv/bin/python benchmarks/prepare_bench.py --langs all     # the multilingual Bible only
 
 Peak memory is the largest proportional set size (PSS: shared pages split between the processes
 that share them) summed over the process tree (the main process and its encoding workers),
@@ -80,11 +81,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=2_000_000)
     parser.add_argument("--skip-bible", action="store_true")
+    parser.add_argument("--langs", help="measure `prepare --langs LANGS` (and nothing else)")
     args = parser.parse_args()
     aiayn = [sys.executable, "-m", "aiayn", "prepare", "--no-progress"]
     results = {"cpus": os.cpu_count()}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
+        if args.langs:
+            out = tmp / "multi"
+            results["langs_" + args.langs] = run_measured(
+                [*aiayn, "--langs", args.langs, "--out", str(out)]
+            )
+            print((out / "report.txt").read_text(encoding="utf-8").splitlines()[-1])
+            print(json.dumps(results, indent=2))
+            return
         if not args.skip_bible:
             results["bible_en_de"] = run_measured([*aiayn, "--out", str(tmp / "bible")])
             print("bible:", results["bible_en_de"], flush=True)

@@ -587,6 +587,10 @@ from tests import bad_input_multitrain  # noqa: E402
 
 CASES += bad_input_multitrain.CASES
 
+from tests import bad_input_multiprepare  # noqa: E402
+
+CASES += bad_input_multiprepare.CASES
+
 
 def run_case(case: Case, fixtures: Fixtures, tmp: Path) -> Outcome:
     tmp.mkdir(parents=True, exist_ok=True)

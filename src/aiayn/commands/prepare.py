@@ -15,6 +15,15 @@ def add(commands) -> None:
     )
     p.add_argument("--out", required=True, type=Path, help="data directory to write")
     p.add_argument(
+        "--langs",
+        help="many languages, one directory: en,de,fr,... or 'all' (the Bible's 22); "
+        "source lines get a <2xx> target tag (docs/data.md)",
+    )
+    p.add_argument(
+        "--pivot",
+        help="with --langs: 'en' (default: en<->X only) or 'none' (every ordered pair)",
+    )
+    p.add_argument(
         "--corpus", default="bible", help="'bible' (default) or a source<TAB>target file"
     )
     p.add_argument("--src-file", type=Path, help="source side, one sentence per line")
@@ -43,7 +52,9 @@ def add(commands) -> None:
     )
     p.add_argument("--valid-size", type=int, default=1000, help="pairs to hold out (approx.)")
     p.add_argument("--test-size", type=int, default=1000, help="pairs to hold out (approx.)")
-    p.add_argument("--vocab-size", type=int, help="BPE pieces (default: by corpus size)")
+    p.add_argument(
+        "--vocab-size", type=int, help="BPE pieces (default: by corpus size; 32,000 with --langs)"
+    )
     p.add_argument("--max-words", type=int, default=250, help="drop pairs with a longer side")
     p.add_argument(
         "--max-ratio",
@@ -58,11 +69,30 @@ def add(commands) -> None:
     p.set_defaults(run=run_prepare)
 
 
+# Options of a bilingual corpus that --langs (the Bible, one version per language) cannot take,
+# with their defaults.
+NOT_WITH_LANGS = {
+    "corpus": "bible",
+    "src_file": None,
+    "tgt_file": None,
+    "src_lang": "en",
+    "tgt_lang": "de",
+    "src_version": None,
+    "tgt_version": None,
+    "no_extra_refs": False,
+    "valid": (),
+    "test": (),
+}
+
+
 def run_prepare(args: argparse.Namespace) -> int:
-    from aiayn.data.clean import CleanOptions
     from aiayn.data.data_dir import DataDir
     from aiayn.data.prepare import PrepareOptions, prepare
 
+    if args.langs is not None:
+        return run_multilingual(args)
+    if args.pivot is not None:
+        raise ValueError("--pivot goes with --langs (e.g. --langs en,de,fr --pivot none)")
     opts = PrepareOptions(
         out=args.out,
         corpus=args.corpus,
@@ -81,12 +111,53 @@ def run_prepare(args: argparse.Namespace) -> int:
         vocab_size=args.vocab_size,
         seed=args.seed,
         workers=args.workers,
-        clean=CleanOptions(
-            max_words=args.max_words, max_ratio=args.max_ratio, dedup=not args.keep_duplicates
-        ),
+        clean=clean_options(args),
         progress=not args.no_progress,
     )
     prepare(opts)
     print(DataDir(args.out).report_text.read_text(encoding="utf-8"), end="")
     print(f"ready: {args.out}")
     return 0
+
+
+def run_multilingual(args: argparse.Namespace) -> int:
+    from aiayn.data.data_dir import DataDir
+    from aiayn.data.multilingual import MultiOptions, prepare_multilingual
+    from aiayn.data.multilingual_options import parse_langs, parse_pivot
+
+    given = [
+        "--" + name.replace("_", "-")
+        for name, default in NOT_WITH_LANGS.items()
+        if getattr(args, name) != default
+    ]
+    if given:
+        raise ValueError(
+            f"--langs builds from the Bible's versions, one per language; it cannot take "
+            f"{', '.join(given)}: drop them, or drop --langs for one language pair"
+        )
+    vocab = {} if args.vocab_size is None else {"vocab_size": args.vocab_size}
+    opts = MultiOptions(
+        out=args.out,
+        langs=parse_langs(args.langs),
+        pivot=parse_pivot(args.pivot or "en"),
+        bible_db=args.bible_db,
+        valid_size=args.valid_size,
+        test_size=args.test_size,
+        seed=args.seed,
+        workers=args.workers,
+        clean=clean_options(args),
+        progress=not args.no_progress,
+        **vocab,
+    )
+    prepare_multilingual(opts)
+    print(DataDir(args.out).report_text.read_text(encoding="utf-8"), end="")
+    print(f"ready: {args.out}")
+    return 0
+
+
+def clean_options(args: argparse.Namespace):
+    from aiayn.data.clean import CleanOptions
+
+    return CleanOptions(
+        max_words=args.max_words, max_ratio=args.max_ratio, dedup=not args.keep_duplicates
+    )

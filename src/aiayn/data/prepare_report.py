@@ -36,10 +36,13 @@ def render_report(result: dict, report: CleanReport, given: dict[str, CleanRepor
         lines.append(f"  {name} {split['unit']}: {shown}")
     vocab = result["vocabulary"]
     lines.append(f"vocabulary: {vocab['size']:,} {vocab['type']} pieces ({vocab['model']})")
-    lines.append(
-        "tokens: "
-        + "; ".join(f"{s} {t['src']:,} src / {t['tgt']:,} tgt" for s, t in result["tokens"].items())
+    return lines + tokens_and_time(result)
+
+
+def tokens_and_time(result: dict) -> list[str]:
+    """The report's last lines: tokens per split and side, and the time each stage took."""
+    tokens = "; ".join(
+        f"{s} {t['src']:,} src / {t['tgt']:,} tgt" for s, t in result["tokens"].items()
     )
     stages = ", ".join(f"{k} {v} s" for k, v in result["stage_seconds"].items())
-    lines.append(f"time: {result['seconds']} s ({stages})")
-    return lines
+    return [f"tokens: {tokens}", f"time: {result['seconds']} s ({stages})"]
