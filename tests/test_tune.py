@@ -4,6 +4,7 @@ export."""
 
 import json
 
+import numpy as np
 import pytest
 from sacrebleu.metrics import BLEU
 
@@ -12,8 +13,9 @@ from aiayn.cli import main
 from aiayn.data.data_dir import DataDir
 from aiayn.decode.translate import load_model, translate_lines
 from aiayn.decode.tuned import PAPER, read_tuned
-from aiayn.tune import length_grid, tune_search
+from aiayn.tune import direction_sample, length_grid, tune_search
 from tests.conftest import TINY_RUN
+from tests.train.multilingual_fixture import make_multilingual_dir
 
 
 def test_the_chosen_setting_has_the_best_validation_bleu_of_its_grid(tiny_run, tiny_data):
@@ -106,3 +108,17 @@ def test_aiayn_tune_rewrites_the_setting_and_prints_the_grid(tiny_run, tmp_path,
     out = capsys.readouterr().out
     assert "<- chosen" in out and "alpha 1.5" in out
     assert read_tuned(layout.best_dir(run)) is not None
+
+
+def test_a_multilingual_split_is_tuned_on_the_first_lines_of_each_direction(tmp_path, tiny_data):
+    """Not the whole split: with 22 languages' directions it would take hours."""
+    files = DataDir(make_multilingual_dir(tmp_path / "multi"))
+    directions = np.load(files.directions("valid"))
+    rows = direction_sample(files, "valid", 3)
+    assert rows is not None and len(rows) == 3 * len(set(directions.tolist()))
+    for d in set(directions.tolist()):
+        first = np.flatnonzero(directions == d)[:3].tolist()
+        assert [r for r in rows if directions[r] == d] == first
+    assert rows == sorted(rows)  # in file order
+    assert direction_sample(files, "valid", 0) is None  # 0: every line
+    assert direction_sample(DataDir(tiny_data), "valid", 3) is None  # bilingual: every line

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from sacrebleu.metrics import BLEU
 
@@ -29,6 +30,7 @@ from aiayn.evaluate import repetition_rate
 from aiayn.model import Transformer
 
 ALPHAS = (0.6, 0.8, 1.0, 1.2, 1.4, 1.6)  # the paper's first: it wins ties
+PER_DIRECTION = 100  # multilingual validation lines per direction (TrainConfig's default)
 
 
 def length_grid(alphas: tuple[float, ...] = ALPHAS) -> list[LengthSetting]:
@@ -52,18 +54,25 @@ def tune_search(
     split: str = "valid",
     base: DecodeConfig = DecodeConfig(),
     grid: list[LengthSetting] | None = None,
+    per_direction: int = PER_DIRECTION,
 ) -> TunedSearch:
     """The setting of `grid` (default: `length_grid()`) with the best BLEU on `split`, decoded
     with `base`'s beam and limits; ties go to the earlier setting (the paper's first).
 
     Args:
         model: in eval mode (float32: the grid's answers are then exact).
+        per_direction: in a multilingual directory, the first this many lines of each direction
+            (0: all); the whole split of 22 languages' directions would take hours on a CPU.
     """
     grid = grid or length_grid()
     if base.beam < 2 or base.sample:
         raise ValueError("the length setting is chosen for beam search: give a beam of 2 or more")
     files = DataDir.open(data)
     sources, references = files.sources(split), files.references(split)
+    rows = direction_sample(files, split, per_direction)
+    if rows is not None:
+        sources = [sources[i] for i in rows]
+        references = [[ref[i] for i in rows] for ref in references]
     started = time.monotonic()
 
     def decode(m: Model, src, rows: list[int]) -> list[list[list[int]]]:
@@ -92,6 +101,7 @@ def tune_search(
         "data": str(files.root),
         "split": split,
         "sentences": len(sources),
+        "per_direction": per_direction if rows is not None else None,
         "references": len(references),
         "beam": base.beam,
         "seconds": round(time.monotonic() - started, 1),
@@ -109,6 +119,20 @@ def tune_search(
     )
 
 
+def direction_sample(files: DataDir, split: str, per_direction: int) -> list[int] | None:
+    """The rows of a multilingual split's first `per_direction` lines of each direction, in
+    file order; None for a bilingual directory or `per_direction` 0 (every row)."""
+    path = files.directions(split)
+    if not files.meta.directions or per_direction == 0 or not path.is_file():
+        return None
+    directions = np.load(path)
+    order = np.argsort(directions, kind="stable")  # rows grouped by direction, in file order
+    starts = np.searchsorted(directions[order], directions[order], side="left")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order)) - starts  # a row's place within its direction
+    return np.flatnonzero(rank < per_direction).tolist()
+
+
 def run_models(run: Path) -> list[Path]:
     """The model directories of a run that get a length setting: its best and its average."""
     found = [layout.best_dir(run), layout.averaged_dir(run)]
@@ -121,6 +145,7 @@ def tune_model_dirs(
     device: str | torch.device = "cpu",
     base: DecodeConfig = DecodeConfig(),
     grid: list[LengthSetting] | None = None,
+    per_direction: int = PER_DIRECTION,
 ) -> list[TunedSearch]:
     """Choose the length setting of each model directory on `data`'s validation split and
     write it beside the weights (search.json); directories holding the same weights (a run's
@@ -131,7 +156,9 @@ def tune_model_dirs(
         weights = hashlib.sha256((Path(directory) / layout.WEIGHTS_FILE).read_bytes()).hexdigest()
         if weights not in done:
             model = Transformer.load(directory, device=usable_device(device)).eval()
-            tuned = tune_search(model, Tokenizer(directory), data, base=base, grid=grid)
+            tuned = tune_search(
+                model, Tokenizer(directory), data, base=base, grid=grid, per_direction=per_direction
+            )
             on = tuned.tuned_on | {"weights_sha256": weights}  # which weights it was chosen for
             done[weights] = TunedSearch(tuned.setting, tuned.power, on, tuned.grid)
         write_tuned(directory, done[weights])

@@ -54,7 +54,8 @@ def tune_at_close(
     models = run_models(run.root)
     if not cfg.tune_search or not models:
         return None
-    chosen = tune_model_dirs(models, run.data, dist.device)
+    per_direction = cfg.valid_direction_sentences  # as validation samples a multilingual split
+    chosen = tune_model_dirs(models, run.data, dist.device, per_direction=per_direction)
     for model, tuned in zip(models, chosen, strict=True):
         metrics.write("tuned", step, model=model.name, **tuned.as_record())
         print(f"search for {model.name}: {tuned.summary()}", file=sys.stderr)
