@@ -10,6 +10,10 @@ for, verses per second on one thread (median and range over interleaved repeats,
 fresh process), and the process's peak resident memory.
 
     flock /work/heavy.lock python benchmarks/langid_bench.py --per-lang 300 --repeats 5
+
+With `--prepared DIR` (a directory of `aiayn prepare --langs`) the verses are instead that
+directory's held-out test verses, `test.{lang}.txt`, after prepare's cleaning (placeholder
+verses dropped): the test sets a multilingual model is scored on.
 """
 
 from __future__ import annotations
@@ -54,6 +58,15 @@ def held_out_verses(per_lang: int, seed: int = 1) -> dict[str, list[str]]:
         found[lang] = kept[::step][:per_lang]
     conn.close()
     return found
+
+
+def prepared_verses(directory: Path, per_lang: int) -> dict[str, list[str]]:
+    """Up to per_lang held-out test verses of each language of a `prepare --langs` directory."""
+    from aiayn.data.data_dir import DataDir
+
+    files = DataDir(directory)
+    langs = sorted({lang for d in files.meta.directions for lang in d.split("-")})
+    return {lang: files.lines("test", lang, per_lang) for lang in langs}
 
 
 def identifier(config: str):
@@ -128,13 +141,17 @@ def main() -> None:
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--configs", nargs="+", default=list(CONFIGS), choices=CONFIGS)
     p.add_argument("--out", type=Path, default=Path("benchmarks/results-langid.json"))
+    p.add_argument("--prepared", type=Path, help="a prepare --langs directory's test verses")
     p.add_argument("--worker", choices=CONFIGS, help=argparse.SUPPRESS)
     p.add_argument("--data", type=Path, help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.worker:
         return worker(args.worker, args.data)
     data = args.out.with_suffix(".verses.json")
-    verses = held_out_verses(args.per_lang)
+    if args.prepared:
+        verses = prepared_verses(args.prepared, args.per_lang)
+    else:
+        verses = held_out_verses(args.per_lang)
     data.write_text(json.dumps(verses, ensure_ascii=False), encoding="utf-8")
     runs: dict[str, list[dict]] = {c: [] for c in args.configs}
     for r in range(args.repeats):  # interleaved: each repeat runs every configuration once
@@ -147,6 +164,7 @@ def main() -> None:
     results = {
         "verses_per_language": {k: len(v) for k, v in verses.items()},
         "versions": VERSION,
+        "verses": f"{args.prepared}/test.LANG.txt" if args.prepared else "held-out chapters",
         "configs": [summary(c, runs[c]) for c in args.configs],
     }
     args.out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")

@@ -1,6 +1,7 @@
 """What a larger vocabulary costs in decoding: the same `small` model at two output sizes.
 
     .venv/bin/python benchmarks/vocab_cost.py --vocab 8000 32000 [--repeats 5] [--out-len 50]
+        [--precisions 'aiayn fp32' 'aiayn bf16']
 
 A multilingual model needs a larger joint vocabulary than a bilingual one (issue 31), so its
 embedding and output layers grow: every decoding step multiplies the decoder's output by a
@@ -65,6 +66,9 @@ def main() -> None:
     parser.add_argument("--src-len", type=int, default=30)
     parser.add_argument("--out-len", type=int, default=50)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument(
+        "--precisions", nargs="+", default=PRECISIONS, choices=PRECISIONS, help="systems to time"
+    )
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--setup", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--setup-vocab", type=int, help=argparse.SUPPRESS)
@@ -85,7 +89,7 @@ def main() -> None:
             )
             if done:
                 sys.exit(f"set-up for vocabulary {v} failed")
-        runs = [(v, s) for v in a.vocab for s in PRECISIONS]
+        runs = [(v, s) for v in a.vocab for s in a.precisions]
         found: dict = {f"{s} V={v}": {} for v, s in runs}
         loads = []
         for r in range(a.repeats):
