@@ -1,0 +1,175 @@
+"""One model for many languages against bilingual models given the same minutes (issue 31).
+
+    .venv/bin/python benchmarks/multilingual_race.py --system multi [--minutes 60]
+    .venv/bin/python benchmarks/multilingual_race.py --system en-de [--minutes 60]
+    .venv/bin/python benchmarks/multilingual_race.py --system de-en [--minutes 60]
+    .venv/bin/python benchmarks/multilingual_race.py --report
+
+Each system is one invocation (about `--minutes` plus its scoring), so that the three hours fit
+in separate sittings; each writes OUT/SYSTEM.json whole, and `--report` prints the tables of what
+is there. Nothing else should run beside a system: its budget is wall-clock minutes.
+
+- `multi`: `aiayn prepare --langs LANGS` (English-centric; default 8 languages, three of them
+  not in the Latin script), then `aiayn train --preset small --recipe short --max-minutes M`.
+- `en-de`, `de-en`: a bilingual directory of the same versions whose validation and test sets
+  are the multilingual directory's held-out verses (given with `--valid`/`--test`, so the same
+  verses are kept out of training), the same preset, recipe and minutes.
+
+Every model is scored the same way, by `aiayn.directions.evaluate_directions` on the first
+`--n` held-out test verses of the multilingual directory: chrF, BLEU with the target
+language's tokenizer, and the off-target rate (py3langid restricted to the languages); the
+multilingual model on its trained directions and on `--zero-shot` pairs it never saw.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from peers import cpu_model
+from quality_race import run_child
+
+LANGS = "en,de,fr,es,ru,zh,ar,hi"
+ZERO_SHOT = "de-fr,fr-de,es-ru,ru-es,zh-ar,hi-zh"
+AIAYN = [sys.executable, "-m", "aiayn"]
+
+
+def prepared(cmd: list[str], data: Path, log: Path) -> Path:
+    if not (data / "meta.json").is_file():
+        run_child([*AIAYN, "prepare", *cmd, "--out", str(data), "--no-progress"], log)
+    return data
+
+
+def train(args, data: Path, run: Path) -> dict:
+    """`aiayn train` for the minutes; its steps, speed and peak memory."""
+    shutil.rmtree(run, ignore_errors=True)  # a race starts afresh
+    cmd = [*AIAYN, "train", "--data", str(data), "--out", str(run), "--preset", "small"]
+    cmd += ["--recipe", "short", "--max-minutes", str(args.minutes), "--no-progress"]
+    seconds, peak_mb = run_child(cmd, run.with_suffix(".train.log"))
+    metrics = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
+    speeds = sorted(m["tokens_per_s"] for m in metrics if m["kind"] == "train")
+    return {
+        "seconds": round(seconds),
+        "steps": max((m["step"] for m in metrics), default=0),
+        "tokens_per_s": round(speeds[len(speeds) // 2]) if speeds else 0,  # 0: none logged
+        "peak_mb": round(peak_mb),
+    }
+
+
+def score(args, run: Path, multi: Path, pairs: list[tuple[str, str]], tagged: bool) -> list:
+    """Scores of `pairs` on the multilingual directory's first --n test verses."""
+    from dataclasses import asdict
+
+    from aiayn import open_translator
+    from aiayn.data.data_dir import DataDir
+    from aiayn.directions import evaluate_directions
+    from aiayn.langid import Identifier
+
+    data = DataDir(multi)
+    langs = sorted({x for d in data.meta.directions for x in d.split("-")})
+    if tagged:
+        by_lang = {tgt: open_translator(run, tgt_lang=tgt) for _, tgt in pairs}
+        translate = lambda lines, tgt: by_lang[tgt].translate(lines)  # noqa: E731
+    else:  # a bilingual model has one output language
+        one = open_translator(run)
+        translate = lambda lines, tgt: one.translate(lines)  # noqa: E731
+    found = evaluate_directions(data, "test", pairs, translate, Identifier(langs), n=args.n)
+    return [asdict(r) for r in found]
+
+
+def system(args) -> dict:
+    out = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    multi = prepared(["--langs", args.langs], out / "data-multi", out / "prepare-multi.log")
+    if args.system == "multi":
+        result = train(args, multi, out / "multi")
+        trained = [
+            tuple(d.split("-")) for d in json.loads((multi / "meta.json").read_text())["directions"]
+        ]
+        zero = [tuple(d.split("-")) for d in args.zero_shot.split(",")]
+        result["directions"] = score(args, out / "multi", multi, [*trained, *zero], tagged=True)
+    else:
+        src, tgt = args.system.split("-")
+        given = {
+            s: [str(multi / f"{s}.{src}.txt"), str(multi / f"{s}.{tgt}.txt")]
+            for s in ("valid", "test")
+        }
+        cmd = [
+            "--src-lang",
+            src,
+            "--tgt-lang",
+            tgt,
+            "--valid",
+            *given["valid"],
+            "--test",
+            *given["test"],
+        ]
+        data = prepared(cmd, out / f"data-{args.system}", out / f"prepare-{args.system}.log")
+        result = train(args, data, out / args.system)
+        result["directions"] = score(args, out / args.system, multi, [(src, tgt)], tagged=False)
+    return result | {
+        "system": args.system,
+        "minutes": args.minutes,
+        "cpu": cpu_model(),
+        "n": args.n,
+    }
+
+
+def report(out: Path) -> str:
+    """Markdown tables of the systems that have run."""
+    found = {p.stem: json.loads(p.read_text()) for p in sorted(out.glob("*.json"))}
+    lines = [
+        "| system | minutes | steps | target tokens/s | peak MB | CPU |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, r in found.items():
+        lines.append(
+            f"| {name} | {r['minutes']} | {r['steps']:,} | {r['tokens_per_s'] or 0:,} "
+            f"| {r['peak_mb']:,} | {r['cpu']} |"
+        )
+    lines += ["", "| direction | model | chrF | BLEU | off-target |", "|---|---|---|---|---|"]
+    for name, r in found.items():
+        for d in r["directions"]:
+            kind = (
+                "bilingual"
+                if name != "multi"
+                else ("multi, trained" if d["trained"] else "multi, zero-shot")
+            )
+            bleu = "-" if d["bleu"] is None else f"{d['bleu']:.2f}"
+            lines.append(
+                f"| {d['direction']} | {kind} | {d['chrf']:.2f} | {bleu} "
+                f"| {100 * d['off_target']:.1f}% |"
+            )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--system", choices=("multi", "en-de", "de-en"))
+    parser.add_argument("--report", action="store_true", help="print the tables of OUT/*.json")
+    parser.add_argument("--minutes", type=float, default=60.0)
+    parser.add_argument("--langs", default=LANGS)
+    parser.add_argument("--zero-shot", default=ZERO_SHOT, help="untrained pairs to score")
+    parser.add_argument("--n", type=int, default=500, help="test verses per direction")
+    parser.add_argument("--out", type=Path, default=Path("runs/multilingual-race"))
+    args = parser.parse_args()
+    if args.report:
+        print(report(args.out))
+        return
+    if args.system is None:
+        parser.error("give --system multi|en-de|de-en, or --report")
+    result = system(args)
+    path = args.out / f"{args.system}.json"
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    print(report(args.out))
+
+
+if __name__ == "__main__":
+    main()
