@@ -587,6 +587,10 @@ from tests import bad_input_multitrain  # noqa: E402
 
 CASES += bad_input_multitrain.CASES
 
+from tests import bad_input_case  # noqa: E402
+
+CASES += bad_input_case.CASES
+
 
 def run_case(case: Case, fixtures: Fixtures, tmp: Path) -> Outcome:
     tmp.mkdir(parents=True, exist_ok=True)
