@@ -591,6 +591,10 @@ from tests import bad_input_multiprepare  # noqa: E402
 
 CASES += bad_input_multiprepare.CASES
 
+from tests import bad_input_case  # noqa: E402
+
+CASES += bad_input_case.CASES
+
 
 def run_case(case: Case, fixtures: Fixtures, tmp: Path) -> Outcome:
     tmp.mkdir(parents=True, exist_ok=True)

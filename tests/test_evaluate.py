@@ -57,3 +57,54 @@ def test_repetition_is_a_word_four_times_in_a_row_or_a_repeated_trigram():
     scores = score(["a a a a b", "c d e"], [["a b", "c d e"]])
     assert (scores.repetition, scores.reference_repetition) == (0.5, 0.0)
     assert "repetition 50.0% of outputs (references 0.0%)" in str(scores)
+
+
+def test_case_insensitive_bleu_is_sacrebleus_lowercase_and_says_so():
+    scores = score(["THE CAT SAT ON THE MAT"], [["the cat sat on the mat"]], case_insensitive=True)
+    assert scores.bleu == 0.0 and scores.bleu_lowercase == pytest.approx(100.0)
+    printed = str(scores)
+    assert "BLEU 0.00 case-sensitive (nrefs:1|case:mixed|" in printed
+    assert "BLEU 100.00 case-insensitive (nrefs:1|case:lc|" in printed
+    assert score(["a"], [["a"]]).bleu_lowercase is None  # only when asked
+
+
+@pytest.mark.parametrize(("case", "first"), [("upper", "THE"), ("title", "The"), ("as-is", "the")])
+def test_evaluate_split_translates_cased_copies_against_the_ordinary_references(
+    tiny_data, case, first
+):
+    from aiayn.data.casing import apply_case
+    from aiayn.data.data_dir import DataDir
+    from aiayn.evaluate import evaluate_split
+
+    seen: list[str] = []
+
+    def translate(sources: list[str]) -> list[str]:
+        seen.extend(sources)
+        return sources  # the source as its own "translation"
+
+    found = evaluate_split(tiny_data, "test", translate, case=case)
+    sources = DataDir.open(tiny_data).sources("test")
+    assert seen == [apply_case(line, case) for line in sources]
+    assert found.scores.bleu_lowercase is not None
+    assert found.scores.bleu_lowercase >= found.scores.bleu
+
+
+def test_aiayn_evaluate_case_prints_both_bleus(tiny_run, tiny_data, capsys):
+    import re
+
+    from aiayn.cli import main
+
+    args = ["evaluate", "--model", str(tiny_run), "--data", str(tiny_data), "--beam", "1"]
+    assert main(args) == 0
+    plain = capsys.readouterr().out
+    assert "case-insensitive" not in plain  # the default output is as before
+    assert main([*args, "--case", "as-is"]) == 0
+    as_is = capsys.readouterr().out
+    bleu = re.search(r"^BLEU (\S+) \(", plain, re.M).group(1)
+    assert re.search(r"^BLEU (\S+) case-sensitive", as_is, re.M).group(1) == bleu
+    assert main([*args, "--case", "upper"]) == 0
+    upper = capsys.readouterr().out
+    assert "sources upper-cased" in upper
+    sensitive = float(re.search(r"^BLEU (\S+) case-sensitive \(.*case:mixed", upper, re.M)[1])
+    insensitive = float(re.search(r"^BLEU (\S+) case-insensitive \(.*case:lc", upper, re.M)[1])
+    assert insensitive >= sensitive

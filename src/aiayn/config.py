@@ -194,6 +194,9 @@ class TrainConfig(FrozenConfig):
     # larger = closer to uniform, so that small directions are seen more often.
     sampling_temperature: float = 5.0
     valid_direction_sentences: int = 100  # per direction, for validation loss and BLEU; 0 = all
+    # Each epoch, this fraction of the training pairs is upper- or title-cased (half each) on
+    # both sides, as the Firefox translation models train for ALL-CAPS input; 0 = off.
+    case_augment: float = 0.0
 
     def __post_init__(self) -> None:
         problems = []
@@ -222,6 +225,16 @@ class TrainConfig(FrozenConfig):
             problems.append(
                 f"valid_direction_sentences must be 0 (all) or more, got "
                 f"{self.valid_direction_sentences}"
+            )
+        if not 0 <= self.case_augment <= 1:
+            problems.append(
+                f"case_augment must be a fraction of the pairs in [0, 1] (0.2 = a fifth cased), "
+                f"got {self.case_augment}"
+            )
+        if self.case_augment and self.guided_alignment:
+            problems.append(
+                "case_augment cannot be combined with guided_alignment: the alignments are of "
+                "the pairs' ordinary pieces; set one of them to 0"
             )
         if problems:
             raise ValueError("Invalid TrainConfig: " + "; ".join(problems))

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from sacrebleu.metrics import BLEU, CHRF
 
+from aiayn.data.casing import apply_case
 from aiayn.data.data_dir import DataDir
 
 
@@ -24,10 +25,19 @@ class Scores:
     length_ratio: float = 1.0  # hypothesis length / (closest) reference length, in BLEU's tokens
     repetition: float = 0.0  # share of hypotheses that repeat themselves (`repeats`)
     reference_repetition: float = 0.0  # the same share in the first reference stream
+    # BLEU with sacreBLEU's lowercase=True (`aiayn evaluate --case`), else None
+    bleu_lowercase: float | None = None
+    bleu_lowercase_signature: str = ""
 
     def __str__(self) -> str:
-        return (
-            f"BLEU {self.bleu:.2f} ({self.bleu_signature})\n"
+        bleu = f"BLEU {self.bleu:.2f} ({self.bleu_signature})\n"
+        if self.bleu_lowercase is not None:  # say which is which
+            lowercase = f"{self.bleu_lowercase:.2f} case-insensitive"
+            bleu = (
+                f"BLEU {self.bleu:.2f} case-sensitive ({self.bleu_signature})\n"
+                f"BLEU {lowercase} ({self.bleu_lowercase_signature})\n"
+            )
+        return bleu + (
             f"length ratio {self.length_ratio:.3f} (hypotheses / references)\n"
             f"repetition {100 * self.repetition:.1f}% of outputs (references "
             f"{100 * self.reference_repetition:.1f}%)\n"
@@ -51,10 +61,13 @@ def repetition_rate(texts: list[str]) -> float:
     return sum(map(repeats, texts)) / max(len(texts), 1)
 
 
-def score(hypotheses: list[str], references: list[list[str]]) -> Scores:
+def score(
+    hypotheses: list[str], references: list[list[str]], case_insensitive: bool = False
+) -> Scores:
     """Corpus BLEU and chrF against one or more reference streams (each as long as hypotheses).
 
-    Multiple references (e.g. other translations of the Bible) are used together.
+    Multiple references (e.g. other translations of the Bible) are used together. With
+    case_insensitive, BLEU is also computed on lowercased text (sacreBLEU's lowercase=True).
     """
     for k, refs in enumerate(references):
         if len(refs) != len(hypotheses):
@@ -64,6 +77,7 @@ def score(hypotheses: list[str], references: list[list[str]]) -> Scores:
     bleu, chrf = BLEU(), CHRF()
     b = bleu.corpus_score(hypotheses, references)
     c = chrf.corpus_score(hypotheses, references)
+    lowercase = BLEU(lowercase=True) if case_insensitive else None
     return Scores(
         bleu=b.score,
         chrf=c.score,
@@ -72,6 +86,8 @@ def score(hypotheses: list[str], references: list[list[str]]) -> Scores:
         length_ratio=b.sys_len / max(b.ref_len, 1),
         repetition=repetition_rate(hypotheses),
         reference_repetition=repetition_rate(references[0]) if references else 0.0,
+        bleu_lowercase=lowercase.corpus_score(hypotheses, references).score if lowercase else None,
+        bleu_lowercase_signature=str(lowercase.get_signature()) if lowercase else "",
     )
 
 
@@ -87,11 +103,16 @@ def evaluate_split(
     split: str,
     translate: Callable[[list[str]], list[str]],
     n: int | None = None,
+    case: str | None = None,
 ) -> Evaluation:
     """Translate the first n (default: all) source lines of a split with `translate` (source
     lines -> translations, one each) and score them against all the split's references.
-    data_dir: an opened data directory, or its path (opened here)."""
+    data_dir: an opened data directory, or its path (opened here). case: "upper" or "title"
+    translates cased copies of the sources (casing.py) and adds case-insensitive BLEU; "as-is"
+    the sources as they are, with both BLEUs; None (the default) as-is, case-sensitive only."""
     files = DataDir.open(data_dir)
-    hypotheses = translate(files.sources(split, n))
+    sources = files.sources(split, n)
+    hypotheses = translate([apply_case(line, case) for line in sources] if case else sources)
     references = files.references(split, n)
-    return Evaluation(hypotheses, score(hypotheses, references), len(references))
+    found = score(hypotheses, references, case_insensitive=case is not None)
+    return Evaluation(hypotheses, found, len(references))

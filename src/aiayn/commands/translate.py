@@ -18,6 +18,7 @@ from aiayn.config import (
     DecodeConfig,
     EngineConfig,
 )
+from aiayn.data.casing import CASES, apply_case
 
 if TYPE_CHECKING:
     from aiayn.decode.controls import Controls
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 
 PAPER = DecodeConfig()  # every default of the search below is read from here
 OPENED = EngineConfig()  # ...and of how the model is opened
+CASED = {"as-is": "as they are", "upper": "upper-cased", "title": "title-cased"}  # --case
 
 
 def add_engine(p: argparse.ArgumentParser, compile_help: str) -> None:
@@ -149,6 +151,12 @@ def add(commands) -> None:
     e.add_argument("--split", default="test", choices=["valid", "test"])
     e.add_argument("--src", type=Path, help="or: a source file...")
     e.add_argument("--ref", type=Path, nargs="+", help="...and one or more reference files")
+    e.add_argument(
+        "--case",
+        choices=CASES,
+        help="translate upper- or title-cased copies of the sources (or them as-is) and print "
+        "BLEU both case-sensitive and case-insensitive; the references stay as they are",
+    )
     languages.add_tgt_lang(e)
     languages.add_directions(e)
     e.set_defaults(run=run_evaluate)
@@ -290,20 +298,27 @@ def run_evaluate(args: argparse.Namespace) -> int:
     translator = open_translator(args.model, engine_config(args), tgt_lang=args.tgt_lang)
     cfg, length = search_for(translator, given)
     if args.directions is not None:
+        if args.case is not None:
+            raise ValueError("--case scores one direction: give it without --directions")
         return languages.run_directions(args, translator, cfg)
 
     def translate(sources: list[str]) -> list[str]:
         return translator.translate(sources, cfg)
 
     if args.data is not None:
-        found = evaluate_split(args.data, args.split, translate)
+        found = evaluate_split(args.data, args.split, translate, case=args.case)
         n, refs, scores = len(found.hypotheses), found.references, found.scores
     elif args.src is not None and args.ref:
         sources, references = read_lines(args.src), [read_lines(r) for r in args.ref]
-        n, refs, scores = len(sources), len(references), score(translate(sources), references)
+        if args.case is not None:
+            sources = [apply_case(line, args.case) for line in sources]
+        hypotheses = translate(sources)
+        n, refs = len(sources), len(references)
+        scores = score(hypotheses, references, case_insensitive=args.case is not None)
     else:
         raise ValueError("give --data DIR [--split test], or --src FILE --ref FILE [FILE ...]")
-    print(f"{n} sentences, {refs} reference(s), {describe(cfg)}")
+    cased = f", sources {CASED[args.case]}" if args.case is not None else ""
+    print(f"{n} sentences, {refs} reference(s), {describe(cfg)}{cased}")
     if cfg.beam > 1 and not cfg.sample:
         print(f"length setting: {length}")
     print(scores)

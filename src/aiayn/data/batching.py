@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -25,6 +26,17 @@ class SamplerState:
     position: int  # batches of this rank already yielded in the current epoch
     seed: int
     temperature: float | None = None  # direction sampling (direction_sampling.py); else None
+    case_augment: float | None = None  # the fraction of pairs cased (case_augment.py); else None
+
+
+class EpochLengths(Protocol):
+    """Pairs whose lengths change from epoch to epoch (case_augment.CaseAugment)."""
+
+    fraction: float
+
+    def lengths(self, epoch: int) -> tuple[np.ndarray, np.ndarray]:
+        """(N,) source and target pieces of every pair in this epoch."""
+        ...
 
 
 class TokenBatchSampler:
@@ -48,11 +60,16 @@ class TokenBatchSampler:
         world_size: int = 1,
         multiple_of: int | None = None,
         pad_to: int = 1,
+        epoch_lengths: EpochLengths | None = None,
     ) -> None:
+        """epoch_lengths: where pairs change each epoch (case augmentation), their lengths;
+        the sampler then batches each epoch by that epoch's lengths."""
         if pad_to < 1:
             raise ValueError(f"pad_to must be at least 1, got {pad_to}")
         self.src_cost = round_up(np.asarray(src_lengths, np.int64) + 1, pad_to)  # (N,)
         self.tgt_cost = round_up(np.asarray(tgt_lengths, np.int64) + 1, pad_to)  # (N,)
+        self.pad_to = pad_to
+        self.epoch_lengths = epoch_lengths
         self.max_tokens = max_tokens
         self.seed = seed
         self.shuffle = shuffle
@@ -91,21 +108,33 @@ class TokenBatchSampler:
 
     def _make_batches(self, epoch: int) -> list[np.ndarray]:
         rng = np.random.default_rng([self.seed, epoch])
-        batches = self._fill(self._epoch_order(rng))
+        src_cost, tgt_cost = self._costs(epoch)
+        batches = self._fill(self._epoch_order(rng, src_cost, tgt_cost), src_cost, tgt_cost)
         batches = self._split_until_divisible(batches)
         if self.shuffle:
             batches = [batches[i] for i in rng.permutation(len(batches))]
         return batches
 
-    def _epoch_order(self, rng: np.random.Generator) -> np.ndarray:
-        """The epoch's sentences, each once, by source then target length (ties at random)."""
-        n = len(self.src_cost)
-        tie_break = rng.permutation(n) if self.shuffle else np.arange(n)
-        return np.lexsort((tie_break, self.tgt_cost, self.src_cost))  # src, then tgt length
+    def _costs(self, epoch: int) -> tuple[np.ndarray, np.ndarray]:
+        """(N,) source and target tokens per sentence in an epoch, padding to pad_to included."""
+        if self.epoch_lengths is None:
+            return self.src_cost, self.tgt_cost
+        src_lengths, tgt_lengths = self.epoch_lengths.lengths(epoch)
+        return round_up(src_lengths + 1, self.pad_to), round_up(tgt_lengths + 1, self.pad_to)
 
-    def _fill(self, order: np.ndarray) -> list[np.ndarray]:
+    def _epoch_order(
+        self, rng: np.random.Generator, src_cost: np.ndarray, tgt_cost: np.ndarray
+    ) -> np.ndarray:
+        """The epoch's sentences, each once, by source then target length (ties at random)."""
+        n = len(src_cost)
+        tie_break = rng.permutation(n) if self.shuffle else np.arange(n)
+        return np.lexsort((tie_break, tgt_cost, src_cost))  # src, then tgt length
+
+    def _fill(
+        self, order: np.ndarray, src_cost: np.ndarray, tgt_cost: np.ndarray
+    ) -> list[np.ndarray]:
         """Greedy: add length-sorted sentences while n x longest stays within the budget."""
-        src, tgt = self.src_cost[order].tolist(), self.tgt_cost[order].tolist()
+        src, tgt = src_cost[order].tolist(), tgt_cost[order].tolist()
         bounds, start, longest = [], 0, 0
         for i, (s, t) in enumerate(zip(src, tgt, strict=True)):
             candidate = max(longest, s, t)
@@ -139,10 +168,12 @@ class TokenBatchSampler:
         self.epoch, self.position = self.epoch + 1, 0
 
     def state(self) -> SamplerState:
-        return SamplerState(self.epoch, self.position, self.seed, self.temperature)
+        fraction = self.epoch_lengths.fraction if self.epoch_lengths is not None else None
+        return SamplerState(self.epoch, self.position, self.seed, self.temperature, fraction)
 
     def state_dict(self) -> dict:
-        """The state as state.json holds it (no temperature key for bilingual data)."""
+        """The state as state.json holds it (no temperature key for bilingual data, no
+        case_augment key without case augmentation)."""
         return {k: v for k, v in asdict(self.state()).items() if v is not None}
 
     def load_state_dict(self, state: dict) -> None:
@@ -153,6 +184,12 @@ class TokenBatchSampler:
             was, now = (
                 "bilingual data" if t is None else f"--set sampling_temperature={t}"
                 for t in (restored.temperature, self.temperature)
+            )
+            raise ValueError(f"the data position is one of {was}, not {now}; resume with {was}")
+        if restored.case_augment != self.state().case_augment:  # other pairs cased, other batches
+            was, now = (
+                f"--set case_augment={p or 0}"
+                for p in (restored.case_augment, self.state().case_augment)
             )
             raise ValueError(f"the data position is one of {was}, not {now}; resume with {was}")
         n = len(self.epoch_batches(restored.epoch)) // self.world_size

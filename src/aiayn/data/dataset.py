@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,10 +81,18 @@ class ParallelData:
         tgt = self.tgt_ids[self.tgt_offsets[i] : self.tgt_offsets[i + 1]]
         return np.asarray(src, np.int64), np.asarray(tgt, np.int64)
 
-    def collate(self, indices: np.ndarray, pad_to: int = 1) -> Batch:
+    def collate(
+        self,
+        indices: np.ndarray,
+        pad_to: int = 1,
+        replaced: Mapping[int, tuple[np.ndarray, np.ndarray]] | None = None,
+    ) -> Batch:
         """Pad the given sentences into one batch (padding after the tokens), the lengths
-        rounded up to a multiple of `pad_to`."""
+        rounded up to a multiple of `pad_to`; `replaced` gives some pairs other ids this
+        epoch (case augmentation)."""
         pairs = [self.pair(int(i)) for i in indices]
+        if replaced:
+            pairs = [replaced.get(int(i), pair) for i, pair in zip(indices, pairs, strict=True)]
         S = round_up(max(len(s) for s, _ in pairs) + 1, pad_to)
         T = round_up(max(len(t) for _, t in pairs) + 1, pad_to)
         src = np.full((len(pairs), S), PAD_ID, np.int64)

@@ -111,7 +111,7 @@ class TemperatureBatchSampler(TokenBatchSampler):
         **options,
     ) -> None:
         """directions: (N,) each pair's direction in [0, n_directions); options: those of
-        TokenBatchSampler (seed, rank, world_size, multiple_of, pad_to)."""
+        TokenBatchSampler (seed, rank, world_size, multiple_of, pad_to, epoch_lengths)."""
         self.directions = np.asarray(directions, np.int64)
         counts = np.bincount(self.directions, minlength=n_directions)  # (D,) pairs
         self.shares = temperature_shares(counts, temperature)  # (D,)
@@ -119,10 +119,12 @@ class TemperatureBatchSampler(TokenBatchSampler):
         super().__init__(src_lengths, tgt_lengths, max_tokens, **options)
         self.temperature = float(temperature)
 
-    def _epoch_order(self, rng: np.random.Generator) -> np.ndarray:
+    def _epoch_order(
+        self, rng: np.random.Generator, src_cost: np.ndarray, tgt_cost: np.ndarray
+    ) -> np.ndarray:
         chosen = draw_epoch(self.directions, self.wanted, rng)  # (M,)
         tie_break = rng.permutation(len(chosen))
-        return chosen[np.lexsort((tie_break, self.tgt_cost[chosen], self.src_cost[chosen]))]
+        return chosen[np.lexsort((tie_break, tgt_cost[chosen], src_cost[chosen]))]
 
 
 def batch_sampler(

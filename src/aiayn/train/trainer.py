@@ -24,8 +24,10 @@ from tqdm import tqdm
 
 from aiayn import layout
 from aiayn.config import ModelConfig, TrainConfig
+from aiayn.data.case_augment import CaseAugment
 from aiayn.data.dataset import Batch, ParallelData
 from aiayn.data.direction_sampling import batch_sampler
+from aiayn.data.vocab import Tokenizer
 from aiayn.model import Transformer
 from aiayn.train import checkpoint as ckpt
 from aiayn.train import guided
@@ -81,6 +83,17 @@ class Trainer:
         self.train_data = ParallelData(run.data, "train")
         if self.train_data.directions is not None:  # multilingual: validated per direction
             check_held_out(run.data, "valid")
+        self.case_augment = None  # a fraction of pairs upper- or title-cased each epoch
+        if train_cfg.case_augment:
+            self.case_augment = CaseAugment(
+                train_cfg.case_augment,
+                train_cfg.seed,
+                (run.data.text("train", "src"), run.data.text("train", "tgt")),
+                Tokenizer(run.tokenizer),
+                (self.train_data.src_lengths, self.train_data.tgt_lengths),
+                train_cfg.max_tokens,
+                train_cfg.pad_to,
+            )
         self.sampler = batch_sampler(  # temperature-sampled directions on multilingual data
             self.train_data.src_lengths,
             self.train_data.tgt_lengths,
@@ -93,6 +106,7 @@ class Trainer:
             world_size=dist.world_size,
             multiple_of=dist.world_size * train_cfg.update_freq,
             pad_to=train_cfg.pad_to,
+            epoch_lengths=self.case_augment,
         )
         self.align_layer: int | None = None  # guided alignment: the decoder layer it trains
         if train_cfg.guided_alignment:
@@ -148,8 +162,10 @@ class Trainer:
     def batches(self) -> Iterator[Batch]:
         """Training batches of this process, epoch after epoch, until max_epochs."""
         while not self.cfg.max_epochs or self.sampler.epoch < self.cfg.max_epochs:
+            augment, epoch = self.case_augment, self.sampler.epoch
+            cased = augment.epoch(epoch).replaced if augment is not None else None
             for indices in self.sampler:
-                yield self.train_data.collate(indices, self.cfg.pad_to)
+                yield self.train_data.collate(indices, self.cfg.pad_to, cased)
 
     def train(self) -> dict[str, Any]:
         """Train until a stopping rule holds; returns the summary (also printed)."""

@@ -1,0 +1,128 @@
+"""Case augmentation (`aiayn train --set case_augment=P`): each epoch a fraction P of the
+training pairs is upper- or title-cased, half each, on both sides, and re-encoded with the
+run's SentencePiece model - the approach of the Firefox translation models
+(mozilla/translations), so that ALL-CAPS and Title-Case input translates as ordinary text does.
+
+The choice is a pure function of (seed, epoch), drawn from its own random stream, so resuming
+stays exact and the batch order of P = 0 is untouched. The cased pairs' new lengths are what
+the sampler batches by (an upper-cased line often has twice the pieces); a cased pair that would
+no longer fit the token budget on its own keeps its ordinary form. Only the chosen lines are
+read, one pass over the text files per epoch, so memory stays that of the cased pairs.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from aiayn.data.batching import round_up
+from aiayn.data.casing import title_case, upper_case
+from aiayn.data.sources import DataError
+from aiayn.data.vocab import Tokenizer
+
+CASE_STREAM = 0xCA5E  # the draw's own stream: [seed, epoch] alone orders the batches
+
+
+def choose(n_pairs: int, fraction: float, seed: int, epoch: int) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs cased in an epoch: round(fraction x n_pairs) of them, without replacement.
+
+    Returns:
+        (M,) sorted pair indices, and (M,) booleans: True = upper-cased, False = title-cased
+        (half each; the odd one upper).
+    """
+    rng = np.random.default_rng([seed, epoch, CASE_STREAM])
+    m = round(fraction * n_pairs)
+    chosen = np.sort(rng.choice(n_pairs, m, replace=False))  # (M,)
+    upper = rng.permutation(m) < (m + 1) // 2  # (M,)
+    return chosen, upper
+
+
+@dataclass(frozen=True)
+class CasedEpoch:
+    """One epoch's cased pairs: their ids, and every pair's length as the sampler sees it."""
+
+    replaced: dict[int, tuple[np.ndarray, np.ndarray]]  # pair -> (source ids, target ids)
+    src_lengths: np.ndarray  # (N,) pieces, the cased pairs' new lengths included
+    tgt_lengths: np.ndarray  # (N,)
+
+
+class CaseAugment:
+    """The cased pairs of each epoch of a training split (the last epoch's kept)."""
+
+    def __init__(
+        self,
+        fraction: float,
+        seed: int,
+        texts: tuple[Path, Path],
+        tokenizer: Tokenizer,
+        lengths: tuple[np.ndarray, np.ndarray],
+        max_tokens: int,
+        pad_to: int = 1,
+    ) -> None:
+        """texts: the split's source and target text (the lines its ids were encoded from);
+        lengths: (N,) source and target pieces per pair, as the split holds them."""
+        self.fraction, self.seed, self.texts, self.tokenizer = fraction, seed, texts, tokenizer
+        self.src_lengths, self.tgt_lengths = (np.asarray(x, np.int64) for x in lengths)
+        self.max_tokens, self.pad_to = max_tokens, pad_to
+        for path in texts:
+            n = _count_lines(path)
+            if n != len(self.src_lengths):
+                raise DataError(
+                    f"{path}: {n} lines for {len(self.src_lengths)} encoded pairs; case_augment "
+                    f"re-encodes these lines: re-run `aiayn prepare --out {path.parent}`"
+                )
+        self._last: tuple[int, CasedEpoch] | None = None
+
+    def lengths(self, epoch: int) -> tuple[np.ndarray, np.ndarray]:
+        """(N,) source and target pieces of every pair in this epoch (for the sampler)."""
+        cased = self.epoch(epoch)
+        return cased.src_lengths, cased.tgt_lengths
+
+    def epoch(self, epoch: int) -> CasedEpoch:
+        if self._last is None or self._last[0] != epoch:
+            self._last = (epoch, self._make(epoch))
+        return self._last[1]
+
+    def _make(self, epoch: int) -> CasedEpoch:
+        chosen, upper = choose(len(self.src_lengths), self.fraction, self.seed, epoch)
+        sides = []
+        for path in self.texts:
+            lines = _read_lines(path, chosen)
+            pairs = zip(lines, upper, strict=True)
+            cased = [upper_case(text) if up else title_case(text) for text, up in pairs]
+            sides.append(self.tokenizer.encode(cased))
+        src_lengths, tgt_lengths = self.src_lengths.copy(), self.tgt_lengths.copy()
+        replaced = {}
+        for i, src, tgt in zip(chosen.tolist(), *sides, strict=True):
+            longest = max(round_up(len(src) + 1, self.pad_to), round_up(len(tgt) + 1, self.pad_to))
+            if longest > self.max_tokens:  # too long for a batch of its own: left as it was
+                continue
+            replaced[i] = (np.asarray(src, np.int64), np.asarray(tgt, np.int64))
+            src_lengths[i], tgt_lengths[i] = len(src), len(tgt)
+        return CasedEpoch(replaced, src_lengths, tgt_lengths)
+
+
+def _count_lines(path: Path) -> int:
+    if not path.is_file():
+        raise DataError(f"{path}: missing; case_augment needs the split's text to re-case it")
+    with open(path, "rb") as f:
+        return sum(1 for _ in f)
+
+
+def _read_lines(path: Path, wanted: np.ndarray) -> list[str]:
+    """The lines at the sorted indices `wanted`, in one pass."""
+    lines, targets = [], iter(wanted.tolist())
+    nxt = next(targets, None)
+    with open(path, encoding="utf-8") as f:
+        for i, line in zip(itertools.count(), f):
+            if nxt is None:
+                break
+            if i == nxt:
+                lines.append(line.rstrip("\n"))
+                nxt = next(targets, None)
+    if len(lines) != len(wanted):
+        raise DataError(f"{path}: shorter than its encoded pairs; re-run `aiayn prepare`")
+    return lines
