@@ -69,10 +69,10 @@ def tune_search(
         raise ValueError("the length setting is chosen for beam search: give a beam of 2 or more")
     files = DataDir.open(data)
     sources, references = files.sources(split), files.references(split)
-    rows = direction_sample(files, split, per_direction)
-    if rows is not None:
-        sources = [sources[i] for i in rows]
-        references = [[ref[i] for i in rows] for ref in references]
+    sample = direction_sample(files, split, per_direction)
+    if sample is not None:
+        sources = [sources[i] for i in sample]
+        references = [[ref[i] for i in sample] for ref in references]
     started = time.monotonic()
 
     def decode(m: Model, src, rows: list[int]) -> list[list[list[int]]]:
@@ -101,7 +101,7 @@ def tune_search(
         "data": str(files.root),
         "split": split,
         "sentences": len(sources),
-        "per_direction": per_direction if rows is not None else None,
+        "per_direction": per_direction if sample is not None else None,
         "references": len(references),
         "beam": base.beam,
         "seconds": round(time.monotonic() - started, 1),

@@ -96,8 +96,9 @@ def build(opts: MultiOptions, db: Path, codes: dict[str, str]) -> dict:
     for split in ("valid", "test"):
         for lang in codes:
             write_lines(files.text(split, lang), [verses[lang][k] for k in held[split]])
-        split_pairs = {d: held[split] for d in opts.directions}
-        sizes[split] = write_pairs(files, split, opts.directions, verses, split_pairs)
+        sizes[split] = write_pairs(
+            files, split, opts.directions, verses, {d: held[split] for d in opts.directions}
+        )
     train_chapters = {k[:2] for v in verses.values() for k in v} - {
         k[:2] for s in held for k in held[s]
     }
@@ -122,7 +123,8 @@ def build(opts: MultiOptions, db: Path, codes: dict[str, str]) -> dict:
 
     say("encoding each verse once...")
     encoded = encode_verses(verses, model_file, opts.workers)
-    split_pairs = {"train": pairs, **{s: {d: held[s] for d in opts.directions} for s in held}}
+    split_pairs: dict[str, dict[str, list[Verse]]] = {"train": pairs}
+    split_pairs |= {s: {d: held[s] for d in opts.directions} for s in held}
     tokens = {
         split: write_ids(
             files,

@@ -37,7 +37,7 @@ def held_out_keys(
         sizes[key[:2]] = sizes.get(key[:2], 0) + 1
     label = {c: names.get(c, f"{c[0]} {c[1]}") for c in sizes}
     chosen = choose_groups({label[c]: n for c, n in sizes.items()}, seed, valid_size, test_size)
-    held = {split: [] for split in ("valid", "test")}
+    held: dict[str, list[Verse]] = {split: [] for split in ("valid", "test")}
     for key in sorted(common):
         split = chosen.get(label[key[:2]])
         if split is not None:
