@@ -86,7 +86,6 @@ NOT_WITH_LANGS = {
 
 
 def run_prepare(args: argparse.Namespace) -> int:
-    from aiayn.data.data_dir import DataDir
     from aiayn.data.prepare import PrepareOptions, prepare
 
     if args.langs is not None:
@@ -115,13 +114,10 @@ def run_prepare(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
     )
     prepare(opts)
-    print(DataDir(args.out).report_text.read_text(encoding="utf-8"), end="")
-    print(f"ready: {args.out}")
-    return 0
+    return ready(args.out)
 
 
 def run_multilingual(args: argparse.Namespace) -> int:
-    from aiayn.data.data_dir import DataDir
     from aiayn.data.multilingual import MultiOptions, prepare_multilingual
     from aiayn.data.multilingual_options import parse_langs, parse_pivot
 
@@ -150,8 +146,15 @@ def run_multilingual(args: argparse.Namespace) -> int:
         **vocab,
     )
     prepare_multilingual(opts)
-    print(DataDir(args.out).report_text.read_text(encoding="utf-8"), end="")
-    print(f"ready: {args.out}")
+    return ready(args.out)
+
+
+def ready(out: Path) -> int:
+    """Print the data directory's report and that it is ready."""
+    from aiayn.data.data_dir import DataDir
+
+    print(DataDir(out).report_text.read_text(encoding="utf-8"), end="")
+    print(f"ready: {out}")
     return 0
 
 

@@ -163,12 +163,17 @@ def read_bible(
                 refs=tuple(r or target for r in extra),
             )
     except sqlite3.DatabaseError as err:
-        raise DataError(
-            f"{db}: not a Bible database with table bible(bbName, bNumber, cNumber, vNumber, "
-            f"vText) ({err})"
-        ) from None
+        raise not_a_bible(db, err) from None
     finally:
         conn.close()
+
+
+def not_a_bible(db: Path, err: Exception) -> DataError:
+    """The error for a file that is not a Bible database of the package's schema."""
+    return DataError(
+        f"{db}: not a Bible database with table bible(bbName, bNumber, cNumber, vNumber, "
+        f"vText) ({err})"
+    )
 
 
 def chapter_sizes(db: Path, src: str, tgt: str) -> dict[str, int]:

@@ -24,9 +24,8 @@ from collections import Counter
 from pathlib import Path
 
 from aiayn.data.bible import _EDITORIAL as BIBLE_EDITORIAL
-from aiayn.data.bible import _book_names, _connect, _group_name
+from aiayn.data.bible import _book_names, _connect, _group_name, not_a_bible
 from aiayn.data.clean import _SPACE, CleanReport, normalize
-from aiayn.data.sources import DataError
 
 Verse = tuple[int, int, int]  # (book, chapter, verse)
 
@@ -146,10 +145,7 @@ def _read(db: Path, code: str) -> tuple[dict[int, str], dict[Verse, str]]:
             (code,),
         ).fetchall()
     except sqlite3.DatabaseError as err:
-        raise DataError(
-            f"{db}: not a Bible database with table bible(bbName, bNumber, cNumber, vNumber, "
-            f"vText) ({err})"
-        ) from None
+        raise not_a_bible(db, err) from None
     finally:
         conn.close()
     return names, {(b, c, v): normalize(t or "") for b, c, v, t in rows}

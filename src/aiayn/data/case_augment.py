@@ -126,3 +126,19 @@ def _read_lines(path: Path, wanted: np.ndarray) -> list[str]:
     if len(lines) != len(wanted):
         raise DataError(f"{path}: shorter than its encoded pairs; re-run `aiayn prepare`")
     return lines
+
+
+def case_augment_for(cfg, data, tokenizer: Path, train) -> CaseAugment | None:
+    """The run's case augmentation (`cfg.case_augment` of a TrainConfig) over the training split
+    of `data` (a DataDir) whose lengths `train` (ParallelData) holds; None when off."""
+    if not cfg.case_augment:
+        return None
+    return CaseAugment(
+        cfg.case_augment,
+        cfg.seed,
+        (data.text("train", "src"), data.text("train", "tgt")),
+        Tokenizer(tokenizer),
+        (train.src_lengths, train.tgt_lengths),
+        cfg.max_tokens,
+        cfg.pad_to,
+    )

@@ -24,10 +24,9 @@ from tqdm import tqdm
 
 from aiayn import layout
 from aiayn.config import ModelConfig, TrainConfig
-from aiayn.data.case_augment import CaseAugment
+from aiayn.data.case_augment import case_augment_for
 from aiayn.data.dataset import Batch, ParallelData
 from aiayn.data.direction_sampling import batch_sampler
-from aiayn.data.vocab import Tokenizer
 from aiayn.model import Transformer
 from aiayn.train import checkpoint as ckpt
 from aiayn.train import guided
@@ -83,17 +82,8 @@ class Trainer:
         self.train_data = ParallelData(run.data, "train")
         if self.train_data.directions is not None:  # multilingual: validated per direction
             check_held_out(run.data, "valid")
-        self.case_augment = None  # a fraction of pairs upper- or title-cased each epoch
-        if train_cfg.case_augment:
-            self.case_augment = CaseAugment(
-                train_cfg.case_augment,
-                train_cfg.seed,
-                (run.data.text("train", "src"), run.data.text("train", "tgt")),
-                Tokenizer(run.tokenizer),
-                (self.train_data.src_lengths, self.train_data.tgt_lengths),
-                train_cfg.max_tokens,
-                train_cfg.pad_to,
-            )
+        # a fraction of pairs upper- or title-cased each epoch; None when off
+        self.case_augment = case_augment_for(train_cfg, run.data, run.tokenizer, self.train_data)
         self.sampler = batch_sampler(  # temperature-sampled directions on multilingual data
             self.train_data.src_lengths,
             self.train_data.tgt_lengths,
