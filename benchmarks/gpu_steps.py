@@ -68,10 +68,8 @@ def tests(a: argparse.Namespace) -> dict:
     out = {}
     for name, args in suites.items():
         cmd = [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", *args]
-        cmd += [
-            "--continue-on-collection-errors",
-            "--durations=5",
-        ]  # a missing package fails one file
+        cmd += ["--continue-on-collection-errors", "--durations=5"]  # a missing package: one file
+        cmd += pytest_plugins_args(a.tiny)
         with log.open("a", encoding="utf-8") as written:
             done = subprocess.run(cmd, cwd=ROOT, env=env, stdout=written, stderr=subprocess.STDOUT)
         out[name] = outcome(done.returncode, log.read_text(encoding="utf-8"))
@@ -80,6 +78,20 @@ def tests(a: argparse.Namespace) -> dict:
     if failed:  # the parent reports the step as failed, with this
         raise RuntimeError(f"tests failed: {json.dumps(out)}")
     return out
+
+
+def pytest_plugins_args(tiny: bool) -> list[str]:
+    """Where the plugins are installed (the lent GPU machine's image has both): the tests in
+    parallel workers sharing the GPU (pytest-xdist; on one worker the suite ran past a 15-minute
+    loan), and a per-test limit (pytest-timeout) so that one hung test fails alone."""
+    from importlib.util import find_spec
+
+    args = []
+    if find_spec("xdist") and not tiny:
+        args += ["-n", str(min(8, os.cpu_count() or 1))]
+    if find_spec("pytest_timeout"):
+        args += ["--timeout", "300"]
+    return args
 
 
 def outcome(code: int, log: str) -> dict:
