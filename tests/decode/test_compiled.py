@@ -55,7 +55,7 @@ def test_a_fixed_cache_step_gives_the_logits_of_the_growing_cache(norm_first):
         model.decode(tgt[:, :2], cache=fixed)
 
 
-def test_the_fixed_step_uncompiled_searches_as_the_model_does(norm_first):
+def test_the_fixed_step_uncompiled_searches_as_the_model_does(norm_first, on_cpu):
     """Greedy decoding (rows dropped as sentences end), beam search (beams reordered, sources
     dropped) and sampling drive a CompiledModel as they drive the model: the same outputs."""
     model = tiny_model(norm_first=norm_first)

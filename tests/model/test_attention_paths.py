@@ -7,6 +7,8 @@ import torch
 import aiayn.model.attention as attention
 from aiayn.model.attention import scaled_dot_product_attention
 
+pytestmark = pytest.mark.usefixtures("on_cpu")  # the explicit path is the CPU's (bf16 training)
+
 
 def qkv(dtype: torch.dtype, T: int = 9, S: int = 9, seed: int = 0):
     g = torch.Generator().manual_seed(seed)

@@ -36,7 +36,9 @@ def test_trimming_returns_freed_heap_pages_to_the_os():
 
 
 @pytest.mark.parametrize("trim", [True, False])
-def test_validation_trims_before_each_loss_batch_and_before_decoding(trim, tiny_data, monkeypatch):
+def test_validation_trims_before_each_loss_batch_and_before_decoding(
+    trim, tiny_data, monkeypatch, on_cpu
+):
     """Validation is a run's memory peak: with trim_heap it returns the free pages before every
     loss batch (batches of new shapes) and before the greedy decoding; without, never."""
     import contextlib
