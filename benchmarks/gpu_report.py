@@ -139,10 +139,10 @@ def run_step(step: str, a: argparse.Namespace, data: Path, limit: int) -> dict:
     seconds = round(time.monotonic() - started, 1)
     if child.returncode or not out.is_file():
         tail = stderr.strip().splitlines()[-3:]
-        return {
-            "status": f"failed (exit {child.returncode}): {' | '.join(tail)}",
-            "seconds": seconds,
-        }
+        found = {"status": f"failed (exit {child.returncode}): {' | '.join(tail)}"}
+        if out.is_file():  # what the step saved before it failed (the suites that ran)
+            found["result"] = json.loads(out.read_text())
+        return found | {"seconds": seconds}
     return {"status": "ok", "seconds": seconds, "result": json.loads(out.read_text())}
 
 
