@@ -1,9 +1,11 @@
 """Bad case-robustness settings: `aiayn train --set case_augment=...` outside [0, 1] or not a
-number, or beside guided alignment, and an unknown `aiayn evaluate --case`."""
+number, or beside guided alignment, an unknown `aiayn evaluate --case`, and `aiayn prepare
+--case-copies` outside [0, 1] (bilingual and with --langs; the data directory left as it was)."""
 
 from __future__ import annotations
 
 from tests.bad_input_kit import TINY, Case, argv_case
+from tests.bad_input_multiprepare import prepare_over_data
 
 
 def train_with(*sets: str):
@@ -41,5 +43,17 @@ CASES = [
         argv_case("evaluate", "--model", "RUN", "--data", "DATA", "--case", "lower"),
         2,
         ("--case", "invalid choice: 'lower'", "as-is", "upper", "title"),
+    ),
+    Case(
+        "prepare --case-copies 1.5",
+        prepare_over_data("--corpus", "TSV", "--case-copies", "1.5"),
+        2,
+        ("--case-copies must be a fraction of the lines in [0, 1]", "got 1.5"),
+    ),
+    Case(
+        "prepare --langs en,de --case-copies -0.2",
+        prepare_over_data("--langs", "en,de", "--case-copies", "-0.2"),
+        2,
+        ("--case-copies must be a fraction of the lines in [0, 1]", "got -0.2"),
     ),
 ]

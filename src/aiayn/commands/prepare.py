@@ -55,6 +55,14 @@ def add(commands) -> None:
     p.add_argument(
         "--vocab-size", type=int, help="BPE pieces (default: by corpus size; 32,000 with --langs)"
     )
+    p.add_argument(
+        "--case-copies",
+        type=float,
+        default=0.0,
+        metavar="P",
+        help="the BPE also learns from upper- or title-cased copies of a share P of the lines "
+        "(capitals get pieces; for train --set case_augment)",
+    )
     p.add_argument("--max-words", type=int, default=250, help="drop pairs with a longer side")
     p.add_argument(
         "--max-ratio",
@@ -108,6 +116,7 @@ def run_prepare(args: argparse.Namespace) -> int:
         valid_size=args.valid_size,
         test_size=args.test_size,
         vocab_size=args.vocab_size,
+        case_copies=args.case_copies,
         seed=args.seed,
         workers=args.workers,
         clean=clean_options(args),
@@ -139,6 +148,7 @@ def run_multilingual(args: argparse.Namespace) -> int:
         bible_db=args.bible_db,
         valid_size=args.valid_size,
         test_size=args.test_size,
+        case_copies=args.case_copies,
         seed=args.seed,
         workers=args.workers,
         clean=clean_options(args),

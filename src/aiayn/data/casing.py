@@ -43,6 +43,16 @@ def apply_case(line: str, case: str) -> str:
     raise ValueError(f"unknown case {case!r}; choose one of {', '.join(CASES)}")
 
 
+def check_case_copies(p: float) -> None:
+    """`prepare --case-copies P`: a fraction of the lines, in [0, 1]."""
+    if not 0.0 <= p <= 1.0:
+        from aiayn.data.sources import DataError
+
+        raise DataError(
+            f"--case-copies must be a fraction of the lines in [0, 1] (0.1 is a tenth), got {p}"
+        )
+
+
 def _capitalise_first(match: re.Match[str]) -> str:
     """A word with its first letter title-cased, if no letter or digit comes before it
     ("(and" -> "(And", "'tis" -> "'Tis", "2nd" -> "2nd")."""

@@ -117,6 +117,7 @@ def build(opts: MultiOptions, db: Path, codes: dict[str, str]) -> dict:
         seed=opts.seed,
         character_coverage=opts.character_coverage,
         user_symbols=[tag(lang) for lang in codes],
+        case_copies=opts.case_copies,
     )
     sample.unlink()
     seconds["learn BPE"] = time.perf_counter() - started - sum(seconds.values())
@@ -174,6 +175,7 @@ def build(opts: MultiOptions, db: Path, codes: dict[str, str]) -> dict:
             "character_coverage": opts.character_coverage,
             "mix": f"{opts.bpe_sentences:,} verses, languages drawn with T={opts.bpe_temperature}",
             "tags": [tag(lang) for lang in codes],
+            "case_copies": opts.case_copies,
         },
         "tokens": tokens,
         "seconds": round(time.perf_counter() - started, 1),

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from aiayn.data.bible import DEFAULT_VERSION
+from aiayn.data.casing import check_case_copies
 from aiayn.data.clean import CleanOptions
 from aiayn.data.sources import DataError
 
@@ -27,12 +28,14 @@ class MultiOptions:
     character_coverage: float = 1.0  # every character of the mix has a piece (docs/data.md)
     bpe_temperature: float = 5.0  # languages mixed for BPE with p_l ~ n_l^(1/T)
     bpe_sentences: int = 300_000  # verses in that mix (bounds the trainer's time and memory)
+    case_copies: float = 0.0  # the BPE also learns from cased copies of this share of lines
     seed: int = 1  # for the held-out chapters and the BPE mix
     workers: int = 2  # processes that read versions and encode
     clean: CleanOptions = field(default_factory=CleanOptions)
     progress: bool = True
 
     def __post_init__(self) -> None:
+        check_case_copies(self.case_copies)
         if len(self.langs) < 2:
             raise DataError(
                 f"--langs {','.join(self.langs)}: a multilingual directory needs at least two "

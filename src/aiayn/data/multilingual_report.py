@@ -93,7 +93,13 @@ def render(result: dict) -> list[str]:
     vocab = result["vocabulary"]
     lines.append(
         f"vocabulary: {vocab['size']:,} {vocab['type']} pieces ({vocab['model']}), character "
-        f"coverage {vocab['character_coverage']}, learned on {vocab['mix']}; tags "
+        f"coverage {vocab['character_coverage']}, learned on {vocab['mix']}"
+        + (
+            f" and cased copies of {vocab['case_copies']:.0%} of them"
+            if vocab.get("case_copies")
+            else ""
+        )
+        + "; tags "
         + " ".join(vocab["tags"])
     )
     return lines + tokens_and_time(result)

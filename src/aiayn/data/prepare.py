@@ -90,6 +90,7 @@ def build(opts: PrepareOptions) -> dict:
         threads=opts.workers,
         seed=opts.seed,
         exact=opts.vocab_size is not None,  # a default size may shrink to what the data has
+        case_copies=opts.case_copies,
     )
     seconds["learn BPE"] = time.perf_counter() - started - sum(seconds.values())
     # Binarize: token ids, encoded in worker processes.
@@ -135,7 +136,12 @@ def build(opts: PrepareOptions) -> dict:
             "sizes": sizes,
             "held_out_groups": {s: list(w.groups) for s, w in writers.items() if w.groups},
         },
-        "vocabulary": {"size": vocab_size, "model": model_file.name, "type": "joint BPE"},
+        "vocabulary": {
+            "size": vocab_size,
+            "model": model_file.name,
+            "type": "joint BPE",
+            "case_copies": opts.case_copies,
+        },
         "tokens": tokens,
         "seconds": round(time.perf_counter() - started, 1),
         "stage_seconds": {stage: round(t, 1) for stage, t in seconds.items()},

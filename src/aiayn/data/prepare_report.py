@@ -35,7 +35,9 @@ def render_report(result: dict, report: CleanReport, given: dict[str, CleanRepor
         )
         lines.append(f"  {name} {split['unit']}: {shown}")
     vocab = result["vocabulary"]
-    lines.append(f"vocabulary: {vocab['size']:,} {vocab['type']} pieces ({vocab['model']})")
+    cased = f", also learned on cased copies of {vocab['case_copies']:.0%} of the lines"
+    cased = cased if vocab.get("case_copies") else ""
+    lines.append(f"vocabulary: {vocab['size']:,} {vocab['type']} pieces ({vocab['model']}){cased}")
     return lines + tokens_and_time(result)
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import sentencepiece as spm
 
+from aiayn.data.casing import title_case, upper_case
 from aiayn.data.sources import DataError, count_lines
 from aiayn.layout import TOKENIZER_FILE
 
@@ -35,6 +36,7 @@ def train_bpe(
     exact: bool = True,
     character_coverage: float = 1.0,
     user_symbols: Sequence[str] = (),
+    case_copies: float = 0.0,
 ) -> tuple[Path, int]:
     """Learn one BPE model on the given text files (source and target together).
 
@@ -43,6 +45,9 @@ def train_bpe(
     when it ends.
     `exact=False` lets the vocabulary come out smaller when the data cannot fill it.
     `user_symbols` (the `<2de>` language tags) are each kept as one piece.
+    `case_copies` (a fraction P): the vocabulary also learns from an upper- or title-cased copy
+    of a seeded P of the lines, so that capitals get pieces of their own (`prepare
+    --case-copies`; for training with case_augment).
 
     Returns:
         The model file and its vocabulary size.
@@ -50,16 +55,21 @@ def train_bpe(
     from aiayn.data.binarize import fresh_processes
 
     sample = Path(out_dir) / ".bpe-sample.txt"
+    cased = Path(out_dir) / ".bpe-cased.txt"
     inputs = [str(f) for f in files]
-    if sum(count_lines(f) for f in files) > max_sentences:
-        write_sample(files, sample, max_sentences, seed)
-        inputs = [str(sample)]
-    args = (inputs, str(out_dir), vocab_size, threads, exact, character_coverage, user_symbols)
     try:
+        if sum(count_lines(f) for f in files) > max_sentences:
+            write_sample(files, sample, max_sentences, seed)
+            inputs = [str(sample)]
+        if case_copies:
+            write_case_copies([Path(f) for f in inputs], cased, case_copies, seed)
+            inputs.append(str(cased))
+        args = (inputs, str(out_dir), vocab_size, threads, exact, character_coverage, user_symbols)
         with ProcessPoolExecutor(1, fresh_processes()) as pool:
             model_file = pool.submit(_train_bpe, *args).result()
     finally:
         sample.unlink(missing_ok=True)
+        cased.unlink(missing_ok=True)
     return model_file, Tokenizer(model_file).vocab_size
 
 
@@ -76,6 +86,22 @@ def write_sample(files: Sequence[Path], out: Path, n: int, seed: int) -> None:
                 while lines := list(itertools.islice(f, 100_000)):
                     keep = rng.random(len(lines)) < p
                     sample.writelines(line for line, k in zip(lines, keep, strict=True) if k)
+
+
+def write_case_copies(files: Sequence[Path], out: Path, p: float, seed: int) -> None:
+    """An upper- or title-cased copy (drawn half and half) of about a fraction p of the lines,
+    chosen reproducibly from the seed, streamed."""
+    rng = np.random.default_rng(seed + 1)  # not the sample's draws
+    with open(out, "w", encoding="utf-8") as copies:
+        for path in files:
+            with open(path, encoding="utf-8") as f:
+                while lines := list(itertools.islice(f, 100_000)):
+                    chosen, upper = rng.random(len(lines)) < p, rng.random(len(lines)) < 0.5
+                    copies.writelines(
+                        (upper_case(line) if up else title_case(line))
+                        for line, pick, up in zip(lines, chosen, upper, strict=True)
+                        if pick
+                    )
 
 
 def _train_bpe(
