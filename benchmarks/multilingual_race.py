@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -50,6 +51,7 @@ def train(args, data: Path, run: Path) -> dict:
     shutil.rmtree(run, ignore_errors=True)  # a race starts afresh
     cmd = [*AIAYN, "train", "--data", str(data), "--out", str(run), "--preset", "small"]
     cmd += ["--recipe", "short", "--max-minutes", str(args.minutes), "--no-progress"]
+    cmd += ["--precision", args.precision] if args.precision else []
     seconds, peak_mb = run_child(cmd, run.with_suffix(".train.log"))
     metrics = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
     speeds = sorted(m["tokens_per_s"] for m in metrics if m["kind"] == "train")
@@ -117,6 +119,8 @@ def system(args) -> dict:
         "minutes": args.minutes,
         "cpu": cpu_model(),
         "n": args.n,
+        "precision": args.precision or "the recipe's (bf16)",
+        "threads": os.environ.get("OMP_NUM_THREADS", "torch's default"),
     }
 
 
@@ -124,13 +128,13 @@ def report(out: Path) -> str:
     """Markdown tables of the systems that have run."""
     found = {p.stem: json.loads(p.read_text()) for p in sorted(out.glob("*.json"))}
     lines = [
-        "| system | minutes | steps | target tokens/s | peak MB | CPU |",
-        "|---|---|---|---|---|---|",
+        "| system | minutes | precision | threads | steps | target tokens/s | peak MB | CPU |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for name, r in found.items():
         lines.append(
-            f"| {name} | {r['minutes']} | {r['steps']:,} | {r['tokens_per_s'] or 0:,} "
-            f"| {r['peak_mb']:,} | {r['cpu']} |"
+            f"| {name} | {r['minutes']} | {r.get('precision', '-')} | {r.get('threads', '-')} "
+            f"| {r['steps']:,} | {r['tokens_per_s'] or 0:,} | {r['peak_mb']:,} | {r['cpu']} |"
         )
     lines += ["", "| direction | model | chrF | BLEU | off-target |", "|---|---|---|---|---|"]
     for name, r in found.items():
@@ -157,6 +161,12 @@ def main() -> None:
     parser.add_argument("--zero-shot", default=ZERO_SHOT, help="untrained pairs to score")
     parser.add_argument("--n", type=int, default=500, help="test verses per direction")
     parser.add_argument("--out", type=Path, default=Path("runs/multilingual-race"))
+    parser.add_argument(
+        "--precision",
+        choices=("fp32", "bf16"),
+        help="training precision for every system (default: the short recipe's bf16; fp32 "
+        "where the CPU has no bf16 instructions, as on the Intel Xeon without avx512_bf16)",
+    )
     args = parser.parse_args()
     if args.report:
         print(report(args.out))
