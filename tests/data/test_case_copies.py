@@ -55,7 +55,7 @@ def test_cased_copies_cut_capitals_into_fewer_pieces(corpus, tmp_path):
     assert plain_unknown > 0  # letters the corpus never has in capitals: no piece for them
     report = json.loads((cased / "report.json").read_text(encoding="utf-8"))
     assert report["vocabulary"]["case_copies"] == 0.3
-    assert "cased copies of 30% of the lines" in (cased / "report.txt").read_text()
+    assert "cased copies of 30% of its lines" in (cased / "report.txt").read_text()
 
 
 def test_the_copies_are_drawn_from_the_seed_and_zero_changes_nothing(corpus, tmp_path):

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from aiayn.data.sources import DataError
+
 CASES = ("as-is", "upper", "title")  # `aiayn evaluate --case`; training draws upper or title
 
 _TAG = re.compile(r"(<[^<>\s]+>)")  # kept as it is: a model's tag pieces are case-sensitive
@@ -46,8 +48,6 @@ def apply_case(line: str, case: str) -> str:
 def check_case_copies(p: float) -> None:
     """`prepare --case-copies P`: a fraction of the lines, in [0, 1]."""
     if not 0.0 <= p <= 1.0:
-        from aiayn.data.sources import DataError
-
         raise DataError(
             f"--case-copies must be a fraction of the lines in [0, 1] (0.1 is a tenth), got {p}"
         )

@@ -10,7 +10,7 @@ import numpy as np
 
 from aiayn.data.binarize import load_ids
 from aiayn.data.clean import CleanReport
-from aiayn.data.prepare_report import tokens_and_time
+from aiayn.data.prepare_report import case_copies_text, tokens_and_time
 from aiayn.data.vocab import UNK_ID
 from aiayn.layout import DataFiles
 
@@ -94,11 +94,7 @@ def render(result: dict) -> list[str]:
     lines.append(
         f"vocabulary: {vocab['size']:,} {vocab['type']} pieces ({vocab['model']}), character "
         f"coverage {vocab['character_coverage']}, learned on {vocab['mix']}"
-        + (
-            f" and cased copies of {vocab['case_copies']:.0%} of them"
-            if vocab.get("case_copies")
-            else ""
-        )
+        + case_copies_text(vocab)
         + "; tags "
         + " ".join(vocab["tags"])
     )

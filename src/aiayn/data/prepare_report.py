@@ -35,10 +35,17 @@ def render_report(result: dict, report: CleanReport, given: dict[str, CleanRepor
         )
         lines.append(f"  {name} {split['unit']}: {shown}")
     vocab = result["vocabulary"]
-    cased = f", also learned on cased copies of {vocab['case_copies']:.0%} of the lines"
-    cased = cased if vocab.get("case_copies") else ""
-    lines.append(f"vocabulary: {vocab['size']:,} {vocab['type']} pieces ({vocab['model']}){cased}")
+    lines.append(
+        f"vocabulary: {vocab['size']:,} {vocab['type']} pieces ({vocab['model']})"
+        + case_copies_text(vocab)
+    )
     return lines + tokens_and_time(result)
+
+
+def case_copies_text(vocab: dict) -> str:
+    """What `--case-copies` added to the vocabulary's learning text, if anything."""
+    share = vocab.get("case_copies")
+    return f", also learned on cased copies of {share:.0%} of its lines" if share else ""
 
 
 def tokens_and_time(result: dict) -> list[str]:

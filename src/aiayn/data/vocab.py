@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -81,11 +81,9 @@ def write_sample(files: Sequence[Path], out: Path, n: int, seed: int) -> None:
     p = n / sum(count_lines(f) for f in files)
     rng = np.random.default_rng(seed)
     with open(out, "w", encoding="utf-8") as sample:
-        for path in files:
-            with open(path, encoding="utf-8") as f:
-                while lines := list(itertools.islice(f, 100_000)):
-                    keep = rng.random(len(lines)) < p
-                    sample.writelines(line for line, k in zip(lines, keep, strict=True) if k)
+        for lines in chunks(files):
+            keep = rng.random(len(lines)) < p
+            sample.writelines(line for line, k in zip(lines, keep, strict=True) if k)
 
 
 def write_case_copies(files: Sequence[Path], out: Path, p: float, seed: int) -> None:
@@ -93,15 +91,21 @@ def write_case_copies(files: Sequence[Path], out: Path, p: float, seed: int) -> 
     chosen reproducibly from the seed, streamed."""
     rng = np.random.default_rng(seed + 1)  # not the sample's draws
     with open(out, "w", encoding="utf-8") as copies:
-        for path in files:
-            with open(path, encoding="utf-8") as f:
-                while lines := list(itertools.islice(f, 100_000)):
-                    chosen, upper = rng.random(len(lines)) < p, rng.random(len(lines)) < 0.5
-                    copies.writelines(
-                        (upper_case(line) if up else title_case(line))
-                        for line, pick, up in zip(lines, chosen, upper, strict=True)
-                        if pick
-                    )
+        for lines in chunks(files):
+            chosen, upper = rng.random(len(lines)) < p, rng.random(len(lines)) < 0.5
+            copies.writelines(
+                (upper_case(line) if up else title_case(line))
+                for line, pick, up in zip(lines, chosen, upper, strict=True)
+                if pick
+            )
+
+
+def chunks(files: Sequence[Path], size: int = 100_000) -> Iterator[list[str]]:
+    """The files' lines, a list of at most `size` at a time (memory stays bounded)."""
+    for path in files:
+        with open(path, encoding="utf-8") as f:
+            while lines := list(itertools.islice(f, size)):
+                yield lines
 
 
 def _train_bpe(
