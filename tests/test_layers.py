@@ -13,7 +13,7 @@ PACKAGE = Path(aiayn.__file__).parent
 
 # Lowest first. What a layer's packages may import: their own layer and every layer below.
 LAYERS = [
-    {"files", "layout", "config", "devices"},  # names, settings, devices; nothing above
+    {"files", "layout", "config", "overrides", "devices"},  # names, settings, devices
     {"data", "model"},  # the corpus and the network
     # what uses a trained network; with evaluate, langid (which language a text is in) and the
     # scores per direction of a multilingual model

@@ -70,8 +70,9 @@ def run_train(args: argparse.Namespace) -> int:
     if getattr(args, "own_process", False):
         restart_with_tcmalloc(sys.orig_argv)  # tcmalloc, where installed (train/host_memory.py)
     from aiayn import layout
-    from aiayn.config import apply_overrides, preset, recipe
+    from aiayn.config import preset, recipe
     from aiayn.data.data_dir import DataDir
+    from aiayn.overrides import apply_overrides
     from aiayn.train import checkpoint as ckpt
     from aiayn.train.distributed import Distributed, restarts
     from aiayn.train.run_dir import check_same_run, create_run, open_run, save_train_config
@@ -132,7 +133,8 @@ def run_train(args: argparse.Namespace) -> int:
 
 def asked_for(args: argparse.Namespace, run, overrides: list[str]):
     """The (model, training) settings the command line gives for a new run on its data."""
-    from aiayn.config import apply_overrides, preset, recipe
+    from aiayn.config import preset, recipe
+    from aiayn.overrides import apply_overrides
 
     model = preset(args.preset, vocab_size=run.data.meta.vocab_size)
     return apply_overrides(model, recipe(args.recipe), overrides)
