@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import torch
 
 
@@ -23,3 +26,16 @@ def usable_device(name: str | torch.device) -> torch.device:
                 f"--device {name}: this machine has {gpus} GPU(s), cuda:0 to cuda:{gpus - 1}"
             )
     return device
+
+
+@contextmanager
+def no_default_device() -> Iterator[None]:
+    """Run a block with no default device for new tensors (the CPU), whatever a caller set with
+    `torch.set_default_device`, and restore it after: a graph export traced under a GPU default
+    device mixes devices and fails on the data-dependent cache write."""
+    before = torch.get_default_device()
+    torch.set_default_device(None)
+    try:
+        yield
+    finally:
+        torch.set_default_device(before)

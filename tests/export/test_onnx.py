@@ -84,3 +84,24 @@ def test_graphs_state_their_opset_and_dynamic_axes(exported):
     }
     assert isinstance(dims["self_k"][3], str) and isinstance(dims["tgt"][0], str)
     assert dims["self_k"][0] == OnnxModel(exported).cfg.n_decoder_layers  # N is fixed
+
+
+def test_the_export_traces_on_the_cpu_whatever_torchs_default_device(tiny_run, exported, tmp_path):
+    """A GPU session's `torch.set_default_device` (here the meta device, which every machine
+    has) must not reach the traced graphs: they come out as the ordinary export's."""
+    out = tmp_path / "model"
+    before = torch.get_default_device()
+    torch.set_default_device("meta")
+    try:
+        assert main(["export", str(tiny_run), "--format", "onnx", "--out", str(out)]) == 0
+        assert torch.get_default_device().type == "meta"  # the caller's, given back
+    finally:
+        torch.set_default_device(before)
+    ordinary, traced = OnnxModel(exported), OnnxModel(out)
+    src = torch.tensor([[5, 6, 7, ordinary.cfg.eos_id]])
+    caches = [m.init_cache(m.encode(src)) for m in (ordinary, traced)]
+    step = torch.full((1, 1), ordinary.cfg.bos_id)
+    for _ in range(3):  # the decoder graph: its cache write is what a GPU default device broke
+        mine, other = ordinary.decode(step, cache=caches[0]), traced.decode(step, cache=caches[1])
+        torch.testing.assert_close(other.logits, mine.logits, rtol=0, atol=0)
+        caches = [mine.cache, other.cache]

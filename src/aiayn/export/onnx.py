@@ -22,6 +22,7 @@ from torch import Tensor, nn
 
 from aiayn.data.vocab import Tokenizer
 from aiayn.decode.tuned import carry_tuned
+from aiayn.devices import no_default_device
 from aiayn.files import atomic_directory
 from aiayn.layout import CONFIG_FILE, TOKENIZER_FILE
 from aiayn.model import KVCache, Transformer
@@ -81,12 +82,13 @@ class DecoderStepGraph(nn.Module):
 def example_inputs(model: Transformer, B: int = 2, S: int = 11, P: int = 3):
     """Inputs for tracing: sizes above 8 and distinct, so none is taken for a constant."""
     cfg = model.cfg
+    device = model.inv_freq.device  # the model's, not torch's default device
     N, H, Dh = cfg.n_decoder_layers, cfg.n_heads, cfg.d_head
-    src = torch.full((B, S), 4, dtype=torch.long)
+    src = torch.full((B, S), 4, dtype=torch.long, device=device)
     src[:, -1] = cfg.eos_id
-    tgt = torch.full((B, 1), 4, dtype=torch.long)
-    self_kv = torch.zeros(N, B, H, P, Dh)
-    cross_kv = torch.zeros(N, B, H, S, Dh)
+    tgt = torch.full((B, 1), 4, dtype=torch.long, device=device)
+    self_kv = torch.zeros(N, B, H, P, Dh, device=device)
+    cross_kv = torch.zeros(N, B, H, S, Dh, device=device)
     return src, (tgt, self_kv, self_kv.clone(), cross_kv, cross_kv.clone(), src != cfg.pad_id)
 
 
@@ -141,11 +143,12 @@ def export_onnx(model_dir: Path, out: Path) -> Path:
         raise ValueError(
             'ONNX export needs onnx and onnxscript: pip install -e ".[onnx]"'
         ) from None
-    model = Transformer.load(model_dir).eval()
-    tokenizer = Tokenizer(model_dir)
-    with atomic_directory(Path(out)) as tmp, torch.no_grad():
-        export_graphs(model, tmp)
-        model.cfg.save_json(tmp / CONFIG_FILE)
-        shutil.copyfile(tokenizer.path, tmp / TOKENIZER_FILE)
-        carry_tuned(model_dir, tmp)  # the length setting chosen on validation, where there is one
+    with no_default_device():  # the graphs are traced on the CPU, whatever torch's default
+        model = Transformer.load(model_dir).eval()
+        tokenizer = Tokenizer(model_dir)
+        with atomic_directory(Path(out)) as tmp, torch.no_grad():
+            export_graphs(model, tmp)
+            model.cfg.save_json(tmp / CONFIG_FILE)
+            shutil.copyfile(tokenizer.path, tmp / TOKENIZER_FILE)
+            carry_tuned(model_dir, tmp)  # the length setting chosen on validation, if there is one
     return Path(out)
