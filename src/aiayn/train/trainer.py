@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import itertools
 import math
-import signal
 import sys
 import time
 from collections.abc import Iterator
@@ -35,20 +34,14 @@ from aiayn.train.distributed import Distributed
 from aiayn.train.host_memory import allocator, bound_kernel_cache, heap_trimmer
 from aiayn.train.loss import projected_smoothed_loss
 from aiayn.train.metrics import MetricsLog, perplexity
+from aiayn.train.precision import precision_context
 from aiayn.train.recovery import last_good
 from aiayn.train.run_dir import RunDir
 from aiayn.train.schedule import learning_rate
 from aiayn.train.step_stats import RunningTotals, StepStats, StopFlags
+from aiayn.train.stop_signals import StopSignals
 from aiayn.train.validate import Validation, validate
 from aiayn.train.validate_directions import check_held_out
-
-
-def precision_context(device: torch.device, precision: str) -> contextlib.AbstractContextManager:
-    """Autocast for bf16/fp16; nothing for fp32."""
-    if precision == "fp32":
-        return contextlib.nullcontext()
-    dtype = torch.bfloat16 if precision == "bf16" else torch.float16
-    return torch.autocast(device.type, dtype=dtype)
 
 
 class TrainingError(RuntimeError):
@@ -113,17 +106,14 @@ class Trainer:
         ids = [dist.device.index] if dist.device.type == "cuda" else None
         self.ddp = DistributedDataParallel(self.model, device_ids=ids) if dist.enabled else None
         self.net: torch.nn.Module = self.model if self.ddp is None else self.ddp
-        self._stop_signal = False
+        self.stop_signals = StopSignals()  # SIGINT/SIGTERM: finish the update, save, stop
         # Bounded memory on batches of changing shapes (see host_memory): the CPU's tensors live
         # in the C heap; a GPU's do not, so there is nothing there worth a trim per update.
         self._release_heap = heap_trimmer(train_cfg.trim_heap and dist.device.type == "cpu")
-        self._check_precision()
+        if train_cfg.precision == "fp16" and dist.device.type != "cuda":
+            raise TrainingError("precision=fp16 needs a CUDA GPU; on a CPU use bf16 (or fp32)")
 
     # -- set-up ------------------------------------------------------------------------------
-
-    def _check_precision(self) -> None:
-        if self.cfg.precision == "fp16" and self.dist.device.type != "cuda":
-            raise TrainingError("precision=fp16 needs a CUDA GPU; on a CPU use bf16 (or fp32)")
 
     def autocast(self) -> contextlib.AbstractContextManager:
         return precision_context(self.dist.device, self.cfg.precision)
@@ -172,7 +162,7 @@ class Trainer:
         )
         window = RunningTotals()
         stop_reason = "max_steps"
-        with self._signals():
+        with self.stop_signals.installed():
             while self.state.step < cfg.max_steps:
                 batches = list(itertools.islice(stream, cfg.update_freq))
                 if len(batches) < cfg.update_freq:
@@ -211,7 +201,7 @@ class Trainer:
         update's all-reduce then gives every process the same answer."""
         cfg, now, main = self.cfg, time.monotonic(), self.dist.is_main
         return StopFlags(
-            signal=self._stop_signal,
+            signal=self.stop_signals.received,
             out_of_time=main and bool(cfg.max_minutes) and now - started >= 60 * cfg.max_minutes,
             save_due=main and bool(cfg.save_minutes) and now - last_save >= 60 * cfg.save_minutes,
         )
@@ -407,17 +397,3 @@ class Trainer:
         self.metrics.write("summary", self.state.step, **summary)
         self.metrics.close()
         return summary
-
-    @contextlib.contextmanager
-    def _signals(self) -> Iterator[None]:
-        """SIGINT/SIGTERM finish the current update, save a checkpoint and stop."""
-
-        def handler(signum, frame) -> None:
-            self._stop_signal = True
-
-        previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
-        try:
-            yield
-        finally:
-            for s, h in previous.items():
-                signal.signal(s, h)
