@@ -144,14 +144,24 @@ def quality(args: argparse.Namespace) -> dict:
     start = time.perf_counter()
     plain = translate(model, tokenizer, src, cfg)
     plain_s = time.perf_counter() - start
-    train_src = (data / "train.src.txt").read_text(encoding="utf-8").splitlines()
-    train_tgt = (data / "train.tgt.txt").read_text(encoding="utf-8").splitlines()
-    links = align(train_src + src, train_tgt + ref)[len(train_src) :]
     found = {
         "sentences": len(src),
         "search": f"beam {cfg.beam}, {cfg.length_penalty} alpha {cfg.alpha}, stop {cfg.stop}",
         "seconds without terms": round(plain_s, 1),
     }
+    if args.terms:  # the pairs of an earlier run: eflomal takes no seed, so a rerun's differ
+        terms: list[tuple[str, str] | None] = [None] * len(src)
+        for line in args.terms.read_text(encoding="utf-8").splitlines():
+            n, source, target = line.split("\t")
+            if int(n) <= len(src):
+                terms[int(n) - 1] = (source, target)
+        found[f"terms of {args.terms}"] = with_terms(
+            model, tokenizer, cfg, (src, ref, plain), terms, None
+        )
+        return found
+    train_src = (data / "train.src.txt").read_text(encoding="utf-8").splitlines()
+    train_tgt = (data / "train.tgt.txt").read_text(encoding="utf-8").splitlines()
+    links = align(train_src + src, train_tgt + ref)[len(train_src) :]
     for k, pick in enumerate(args.pick):
         rng = random.Random(args.seed) if pick == "random" else None
         terms = [choose_term(*x, pick=rng) for x in zip(src, ref, plain, links, strict=True)]
@@ -196,6 +206,10 @@ def with_terms(model, tokenizer, cfg, texts, terms, out: Path | None) -> dict:
         "BLEU without / with, sentences with a term": [
             round(sub_before.bleu, 2),
             round(sub_after.bleu, 2),
+        ],
+        "output / reference length (words and marks), without / with terms": [
+            round(sum(map(len, map(words, x))) / sum(map(len, map(words, ref))), 3)
+            for x in (plain, kept_out)
         ],
         "seconds with terms": round(terms_s, 1),
     }
@@ -380,7 +394,9 @@ def main() -> None:
     parser.add_argument("--data", default="data/en-de")
     parser.add_argument("--n", type=int, default=None, help="test lines (default: all)")
     parser.add_argument("--out", type=Path, default=Path("runs/glossary-bench"))
-    parser.add_argument("--terms", type=Path, help="speed: terms.tsv from `quality`")
+    parser.add_argument(
+        "--terms", type=Path, help="terms.tsv from `quality` (quality: measure these pairs again)"
+    )
     parser.add_argument("--sentences", type=int, default=128)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--beam", type=int, help="quality: beam size (default: the model's)")

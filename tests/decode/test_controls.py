@@ -1,6 +1,7 @@
 """The search's controls in piece ids: target prefixes, suppressed sequences, glossary terms."""
 
 import math
+from dataclasses import replace
 
 import pytest
 import torch
@@ -168,18 +169,21 @@ SCRIPT = {
 
 
 class Unlikely(ScriptedModel):
+    def __init__(self, script=SCRIPT):
+        self.script = script
+        self.cfg = ScriptedModel.cfg.replace(vocab_size=7)
+
     def decode(self, tgt, *, cache):
         prefix = torch.cat((cache.prefix, tgt), dim=1)
         logits = torch.full((prefix.shape[0], 7), -math.inf)
         for row, tokens in enumerate(prefix[:, 1:].tolist()):
-            for token, p in SCRIPT.get(tuple(tokens), {EOS: 1.0}).items():
+            for token, p in self.script.get(tuple(tokens), {EOS: 1.0}).items():
                 logits[row, token] = math.log(p)
         return Decoded(logits[:, None], PrefixCache(prefix))
 
 
 def test_the_search_reaches_a_term_the_unconstrained_beam_prunes():
     model = Unlikely()
-    model.cfg = model.cfg.replace(vocab_size=7)
     src = torch.tensor([[A, A, EOS]])
     cfg = DecodeConfig(beam=2, max_len_a=0.0, max_len_b=4, length_penalty="none")
     plain = outputs(model, src, None, cfg)[0]
@@ -199,3 +203,42 @@ def test_a_completed_term_is_not_glued_to_the_next_piece(model, src):
     for h in outputs(model, src, controls):
         at = h.tokens.index(30)
         assert at + 1 == len(h.tokens) or h.tokens[at + 1] in starts
+
+
+# The term D costs log 0.01 wherever it goes; after it, "D eos" is the model's likelier ending
+# and "D A A eos" a longer, less likely one
+DILUTE = {
+    (): {A: 0.99, D: 0.01},
+    (A,): {EOS: 0.9, A: 0.1},
+    (D,): {EOS: 0.6, A: 0.3, B: 0.1},
+    (D, A): {A: 0.75, EOS: 0.25},
+}
+
+
+@pytest.mark.parametrize("stop", ["bound", "k-finished"])
+def test_a_longer_output_cannot_dilute_a_terms_cost(stop):
+    """The length penalty divides the model's own choices, not the term's pieces: with the
+    term's log 0.01 divided too, "D A A" (log 0.01 * 0.3 * 0.75 over 4) would beat "D" (log
+    0.01 * 0.6 over 2) though, without the term's cost, the short ending is the better one."""
+    src = torch.tensor([[A, A, EOS]])
+    cfg = DecodeConfig(beam=4, max_len_a=0.0, max_len_b=6, length_penalty="power", alpha=1.0)
+    found = outputs(
+        Unlikely(DILUTE), src, [SentenceControls(terms=((D,),))], replace(cfg, stop=stop)
+    )[0]
+    assert found.tokens == [D]
+    assert found.score == pytest.approx(math.log(0.6) / 2 + math.log(0.01))
+    assert found.log_prob == pytest.approx(math.log(0.01 * 0.6))
+
+
+def test_an_output_without_its_term_is_taken_only_when_none_has_it():
+    """At the length limit every hypothesis ends, one that has not met its term too (its eos
+    forced at a score of -1e4); under a strong length penalty (20^3 = 8,000) even that score
+    would beat "D", whose term's log 0.1 is not divided: such an output is a last resort."""
+    script = {(): {A: 0.9, D: 0.1}} | {(A,) * n: {A: 0.99, EOS: 0.01} for n in range(1, 20)}
+    src = torch.tensor([[A, A, EOS]])
+    cfg = DecodeConfig(beam=2, max_len_a=0.0, max_len_b=20, length_penalty="power", alpha=3.0)
+    assert outputs(Unlikely(script), src, None, cfg)[0].tokens == [A] * 19
+    assert outputs(Unlikely(script), src, [SentenceControls(terms=((D,),))], cfg)[0].tokens == [D]
+    # nothing with the term finishes: the best effort is still an output
+    never = {(): {A: 1.0}} | {(A,) * n: {A: 1.0} for n in range(1, 20)}
+    assert outputs(Unlikely(never), src, [SentenceControls(terms=((D,),))], cfg)[0].tokens

@@ -52,13 +52,14 @@ class Sentence:
         self.cfg = cfg
         self.finished: list[Hypothesis] = []
 
-    def offer(self, words: list[int], log_prob: float, t: int) -> None:
-        """A hypothesis that ended with eos at step t (words without bos and eos)."""
+    def offer(self, words: list[int], log_prob: float, t: int, fixed: float = 0.0) -> None:
+        """A hypothesis that ended with eos at step t (words without bos and eos); `fixed`: the
+        part of log_prob that the length penalty does not divide (its glossary terms')."""
         cfg = self.cfg
         if cfg.stop == "k-finished" and len(self.finished) >= cfg.beam:
             return
         lp = length_penalty(len(words) + 1, cfg.alpha, cfg.length_penalty)
-        self.finished.append(Hypothesis(words, log_prob / lp, log_prob))
+        self.finished.append(Hypothesis(words, (log_prob - fixed) / lp + fixed, log_prob))
         self.finished.sort(key=lambda h: h.score, reverse=True)  # stable: the first of equals
         del self.finished[cfg.beam :]
 
@@ -83,7 +84,9 @@ class Sentence:
 class Finishing(Protocol):
     """What the search asks of a sentence's finished list: `Sentence`'s `offer` and `done`."""
 
-    def offer(self, words: list[int], log_prob: float, t: int) -> None: ...
+    finished: list  # what it was offered and kept
+
+    def offer(self, words: list[int], log_prob: float, t: int, fixed: float = 0.0) -> None: ...
 
     def done(self, best_live: float, t: int, limit: int) -> bool: ...
 
@@ -185,6 +188,7 @@ def search(
             t,
             K,
             special.eos_id,
+            steer.finishing() if steer else None,
         )
         if all(done):
             break
@@ -196,7 +200,7 @@ def search(
         scores = keep_scores[block]  # (B'', K)
         active = [active[i] for i in still]
         if steer:
-            steer.advance(rows, tokens[:, -1], active)
+            steer.advance(rows, tokens[:, -1], active, log_probs)
     return results
 
 
@@ -236,8 +240,12 @@ def finalize(
     t: int,
     K: int,
     eos_id: int,
+    terms: tuple[Tensor, Tensor] | None = None,
 ) -> tuple[Tensor, Tensor, Tensor, list[bool]]:
     """Offer candidates ending in eos to their sentence's finished list; choose the K that go on.
+    terms: (B'*K,) each per live row, the log P of its glossary terms' pieces, which the length
+    penalty does not divide, and whether it has left a term unmet (it ends so only at the length
+    limit, and is offered only where nothing has finished); None: no terms.
 
     Returns:
         (B', K) beam each survivor extends, its token and its score; and per active block
@@ -249,6 +257,8 @@ def finalize(
     keep_score = [[-math.inf] * K for _ in range(Bp)]
     done = []
     scores, beams, toks = cand_scores.tolist(), cand_beam.tolist(), cand_token.tolist()
+    R = cand_scores.shape[0] * K
+    fixed, unmet = (terms[0].tolist(), terms[1].tolist()) if terms else ([0.0] * R, [False] * R)
     for i, sentence in enumerate(active):
         result, n_kept = results[sentence], 0
         for rank, (score, beam, token) in enumerate(zip(scores[i], beams[i], toks[i], strict=True)):
@@ -256,7 +266,10 @@ def finalize(
                 break
             if token == eos_id:  # as in fairseq: eos counts among the K best candidates only
                 if rank < K:
-                    result.offer(tokens[i * K + beam, 1:].tolist(), score, t)  # without bos
+                    row = i * K + beam
+                    # a term unmet (best effort at the length limit): only where none finished
+                    if not unmet[row] or not result.finished:
+                        result.offer(tokens[row, 1:].tolist(), score, t, fixed[row])  # no bos
             elif n_kept < K:
                 keep_beam[i][n_kept], keep_token[i][n_kept] = beam, token
                 keep_score[i][n_kept] = score

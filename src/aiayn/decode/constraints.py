@@ -14,7 +14,13 @@ pruned. Each step, a constrained sentence's candidates are
 scored, deduplicated, given the state they would reach, and ranked round-robin across banks: the
 best of each bank first (fullest bank first), then the second best of each, and so on. A
 hypothesis may end (eos) only when it has met every term; at the length limit it must end all
-the same (best effort). Sentences without terms keep the ordinary candidates untouched.
+the same (best effort), and is kept only where no hypothesis with every term has finished.
+Sentences without terms keep the ordinary candidates untouched.
+
+The length penalty divides a finished hypothesis's log P less its term pieces' (`term_log_prob`),
+which count in full: divided too, a term's low probability would shrink as the output grows, and
+the search would pick longer outputs to dilute it (with a tuned alpha of 1.6 on the race's de-en
+model they grew by a quarter; `benchmarks/README.md`, controls).
 
 The state of each live hypothesis is three tensors: `met` (R, M), the terms it has produced;
 `cur` (R,), the term it is in the middle of (-1: none); `pos` (R,), the pieces of it produced.
@@ -64,6 +70,7 @@ class Constraints:
         self.pos = torch.zeros((B * K,), dtype=torch.long, device=device)
         self.glue = None if glue is None else glue.to(device)  # (V,) pieces that go on a word
         self.ended = torch.zeros((B * K,), dtype=torch.bool, device=device)  # a term just met
+        self.term_log_prob = torch.zeros((B * K,), device=device)  # (R,) of the pieces it took
 
     def rules(self, scores: Tensor, eos_id: int) -> Tensor:
         """Scores (R, V) with eos at -inf where a row has unmet terms, and, where its last piece
@@ -170,6 +177,15 @@ class Constraints:
         met = met | ((terms[None, :] == cur[:, None]) & complete[:, None])
         return met, cur.masked_fill(complete, -1), pos.masked_fill(complete, 0), complete
 
-    def advance(self, rows: Tensor, tokens: Tensor, sentences: Tensor) -> None:
-        """The live hypotheses become the parent rows (R'',) extended by tokens (R'',)."""
+    def advance(
+        self, rows: Tensor, tokens: Tensor, sentences: Tensor, log_probs: Tensor | None = None
+    ) -> None:
+        """The live hypotheses become the parent rows (R'',) extended by tokens (R'',);
+        log_probs (R, V), the parents' scores of those tokens, where a search step chose them
+        (None: a prefix's pieces, which cost nothing here)."""
         self.met, self.cur, self.pos, self.ended = self.step(rows, tokens, sentences)
+        took = (self.cur >= 0) | self.ended  # (R'',) the token began, went on with or ended a term
+        cost = self.term_log_prob[rows]
+        if log_probs is not None:
+            cost = cost + log_probs[rows, tokens].float().masked_fill(~took, 0.0)
+        self.term_log_prob = cost

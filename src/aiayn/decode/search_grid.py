@@ -50,13 +50,15 @@ class GridSentence:
         self.best: list[Hypothesis | None] = [None] * len(settings)  # so far, by setting
         self.stopped: list[bool] = [False] * len(settings)
 
-    def offer(self, words: list[int], log_prob: float, t: int) -> None:
+    def offer(self, words: list[int], log_prob: float, t: int, fixed: float = 0.0) -> None:
+        """As `Sentence.offer`, for every setting (tuning runs without terms: fixed is 0)."""
         self.finished.append((t, words, log_prob))
         n = len(self.finished)
         for k, s in enumerate(self.settings):
             if self.stopped[k] or (s.stop == "k-finished" and n > self.cfg.beam):
                 continue  # its own search would have stopped or refused this one
-            score = log_prob / length_penalty(len(words) + 1, s.alpha, s.length_penalty)
+            lp = length_penalty(len(words) + 1, s.alpha, s.length_penalty)
+            score = (log_prob - fixed) / lp + fixed
             best = self.best[k]
             if best is None or score > best.score:  # strict: the first of equals stays
                 self.best[k] = Hypothesis(words, score, log_prob)

@@ -109,8 +109,16 @@ class Steering:
             return found
         return self.constraints.select(scores, log_probs, found, active)
 
-    def advance(self, rows: Tensor, tokens: Tensor, active: list[int]) -> None:
+    def advance(
+        self, rows: Tensor, tokens: Tensor, active: list[int], log_probs: Tensor | None = None
+    ) -> None:
         """The live rows become the parents `rows` extended by `tokens`; `active`: the
-        sentences that go on."""
+        sentences that go on; log_probs: (R, V) the step's scores of the parents' next pieces."""
         if self.constraints is not None:
-            self.constraints.advance(rows, tokens, self.rows(active))
+            self.constraints.advance(rows, tokens, self.rows(active), log_probs)
+
+    def finishing(self) -> tuple[Tensor, Tensor] | None:
+        """(R,) each per live row: the log P of the term pieces it took, and whether it has a
+        term unmet; None without terms."""
+        c = self.constraints
+        return None if c is None else (c.term_log_prob, ~c.met.all(dim=1))
