@@ -108,6 +108,12 @@ def choose_term(
     return source, target
 
 
+def read_terms(path: Path) -> list[tuple[int, str, str]]:
+    """terms.tsv as `quality` writes it: line number (from 1), source term, target term."""
+    rows = [line.split("\t") for line in path.read_text(encoding="utf-8").splitlines()]
+    return [(int(n), source, target) for n, source, target in rows]
+
+
 def open_model(run: str):
     from aiayn import open_translator
 
@@ -151,10 +157,9 @@ def quality(args: argparse.Namespace) -> dict:
     }
     if args.terms:  # the pairs of an earlier run: eflomal takes no seed, so a rerun's differ
         terms: list[tuple[str, str] | None] = [None] * len(src)
-        for line in args.terms.read_text(encoding="utf-8").splitlines():
-            n, source, target = line.split("\t")
-            if int(n) <= len(src):
-                terms[int(n) - 1] = (source, target)
+        for n, source, target in read_terms(args.terms):
+            if n <= len(src):
+                terms[n - 1] = (source, target)
         found[f"terms of {args.terms}"] = with_terms(
             model, tokenizer, cfg, (src, ref, plain), terms, None
         )
@@ -221,12 +226,12 @@ def speed(args: argparse.Namespace) -> dict:
     from aiayn.decode.beam import beam_search
     from aiayn.decode.translate import source_batch
 
-    terms = [line.split("\t") for line in args.terms.read_text(encoding="utf-8").splitlines()]
+    terms = read_terms(args.terms)
     src_all = (Path(args.data) / "test.src.txt").read_text(encoding="utf-8").splitlines()
     model, tokenizer, cfg = open_model(args.model)
     cfg = cfg.replace(beam=4)
     picked = terms[: args.sentences]
-    lines = [src_all[int(n) - 1] for n, _, _ in picked]
+    lines = [src_all[n - 1] for n, _, _ in picked]
     ids = tokenizer.encode(lines)
     order = sorted(range(len(lines)), key=lambda i: len(ids[i]))  # batches of like length
     batches = [order[i : i + 32] for i in range(0, len(order), 32)]

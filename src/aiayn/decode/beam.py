@@ -257,8 +257,7 @@ def finalize(
     keep_score = [[-math.inf] * K for _ in range(Bp)]
     done = []
     scores, beams, toks = cand_scores.tolist(), cand_beam.tolist(), cand_token.tolist()
-    R = cand_scores.shape[0] * K
-    fixed, unmet = (terms[0].tolist(), terms[1].tolist()) if terms else ([0.0] * R, [False] * R)
+    per_row = list(zip(terms[0].tolist(), terms[1].tolist(), strict=True)) if terms else None
     for i, sentence in enumerate(active):
         result, n_kept = results[sentence], 0
         for rank, (score, beam, token) in enumerate(zip(scores[i], beams[i], toks[i], strict=True)):
@@ -267,9 +266,10 @@ def finalize(
             if token == eos_id:  # as in fairseq: eos counts among the K best candidates only
                 if rank < K:
                     row = i * K + beam
+                    fixed, unmet = per_row[row] if per_row else (0.0, False)
                     # a term unmet (best effort at the length limit): only where none finished
-                    if not unmet[row] or not result.finished:
-                        result.offer(tokens[row, 1:].tolist(), score, t, fixed[row])  # no bos
+                    if not unmet or not result.finished:
+                        result.offer(tokens[row, 1:].tolist(), score, t, fixed)  # no bos
             elif n_kept < K:
                 keep_beam[i][n_kept], keep_token[i][n_kept] = beam, token
                 keep_score[i][n_kept] = score

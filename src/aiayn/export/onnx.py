@@ -82,13 +82,12 @@ class DecoderStepGraph(nn.Module):
 def example_inputs(model: Transformer, B: int = 2, S: int = 11, P: int = 3):
     """Inputs for tracing: sizes above 8 and distinct, so none is taken for a constant."""
     cfg = model.cfg
-    device = model.inv_freq.device  # the model's, not torch's default device
     N, H, Dh = cfg.n_decoder_layers, cfg.n_heads, cfg.d_head
-    src = torch.full((B, S), 4, dtype=torch.long, device=device)
+    src = torch.full((B, S), 4, dtype=torch.long)
     src[:, -1] = cfg.eos_id
-    tgt = torch.full((B, 1), 4, dtype=torch.long, device=device)
-    self_kv = torch.zeros(N, B, H, P, Dh, device=device)
-    cross_kv = torch.zeros(N, B, H, S, Dh, device=device)
+    tgt = torch.full((B, 1), 4, dtype=torch.long)
+    self_kv = torch.zeros(N, B, H, P, Dh)
+    cross_kv = torch.zeros(N, B, H, S, Dh)
     return src, (tgt, self_kv, self_kv.clone(), cross_kv, cross_kv.clone(), src != cfg.pad_id)
 
 
