@@ -141,18 +141,25 @@ def translate(model, tokenizer, lines, cfg, controls=None) -> list[str]:
     return tokenizer.decode(decode_lines(model, tokenizer, lines, decoder(cfg, controls), [], cfg))
 
 
+def describe(cfg) -> str:
+    return f"beam {cfg.beam}, {cfg.length_penalty} alpha {cfg.alpha}, stop {cfg.stop}"
+
+
 def quality(args: argparse.Namespace) -> dict:
     data = Path(args.data)
     src = (data / "test.src.txt").read_text(encoding="utf-8").splitlines()[: args.n]
     ref = (data / "test.tgt.txt").read_text(encoding="utf-8").splitlines()[: args.n]
     model, tokenizer, cfg = open_model(args.model)
     cfg = cfg.replace(beam=args.beam) if args.beam else cfg
+    if args.one_setting:  # terms under the model's setting for free search, as before tuning
+        cfg = cfg.replace(terms_alpha=None, terms_length_penalty=None, terms_stop=None)
     start = time.perf_counter()
     plain = translate(model, tokenizer, src, cfg)
     plain_s = time.perf_counter() - start
     found = {
         "sentences": len(src),
-        "search": f"beam {cfg.beam}, {cfg.length_penalty} alpha {cfg.alpha}, stop {cfg.stop}",
+        "search": describe(cfg),
+        "search with terms": describe(cfg.for_terms()),
         "seconds without terms": round(plain_s, 1),
     }
     if args.terms:  # the pairs of an earlier run: eflomal takes no seed, so a rerun's differ
@@ -405,6 +412,12 @@ def main() -> None:
     parser.add_argument("--sentences", type=int, default=128)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--beam", type=int, help="quality: beam size (default: the model's)")
+    parser.add_argument(
+        "--one-setting",
+        action="store_true",
+        help="quality: sentences with terms under the model's length setting for free search, "
+        "not the one chosen for terms",
+    )
     parser.add_argument(
         "--pick",
         nargs="+",

@@ -382,6 +382,15 @@ CASES = [
         ("search.json", "not a length setting", "alpha from 0 to 10", "delete it"),
     ),
     Case(
+        'search.json whose setting for glossary terms stops "never"',
+        damaged_search_file(
+            '{"setting": {"alpha": 1.0, "length_penalty": "gnmt", "stop": "bound"}, '
+            '"terms": {"alpha": 1.0, "length_penalty": "gnmt", "stop": "never"}}'
+        ),
+        2,
+        ("search.json", '"stop": "never"', "not a length setting", "k-finished", "delete it"),
+    ),
+    Case(
         "translate --no-repeat-ngram -1",
         translate_with("--no-repeat-ngram", "-1"),
         2,

@@ -3,6 +3,7 @@ used by every way of translating, and kept through averaging, resume, `aiayn ave
 export."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -11,9 +12,9 @@ from sacrebleu.metrics import BLEU
 from aiayn import DecodeConfig, layout, open_translator
 from aiayn.cli import main
 from aiayn.data.data_dir import DataDir
-from aiayn.decode.translate import load_model, translate_lines
+from aiayn.decode.translate import decode_lines, decoder, load_model, translate_lines
 from aiayn.decode.tuned import PAPER, read_tuned
-from aiayn.tune import direction_sample, length_grid, tune_search
+from aiayn.tune import direction_sample, length_grid, reference_terms, term_controls, tune_search
 from tests.conftest import TINY_RUN
 from tests.train.multilingual_fixture import make_multilingual_dir
 
@@ -33,11 +34,50 @@ def test_the_chosen_setting_has_the_best_validation_bleu_of_its_grid(tiny_run, t
     assert tuned.power is not None and tuned.power.length_penalty == "power"
 
 
+def test_the_setting_for_terms_has_the_best_bleu_with_a_reference_word_as_term(tiny_run, tiny_data):
+    """The second pass: each line with a word of its reference that the chosen setting's output
+    lacks; every row is what `beam_search` gives with that setting for the lines with a term
+    and the chosen one for the others, in one batch."""
+    model, tokenizer = load_model(tiny_run)
+    grid, base = length_grid((0.6, 1.0, 2.0)), DecodeConfig(beam=3)
+    tuned = tune_search(model, tokenizer, tiny_data, base=base, grid=grid)
+    sources, refs = DataDir(tiny_data).sources("valid"), DataDir(tiny_data).references("valid")
+    chosen = translate_lines(model, tokenizer, sources, tuned.setting.apply(base))
+    words = reference_terms(chosen, refs[0])
+    assert 0 < sum(w is not None for w in words) == tuned.tuned_on["terms_sentences"]
+    for word, output, ref in zip(words, chosen, refs[0], strict=True):
+        if word is not None:
+            assert word in re.findall(r"\w+", ref) and word not in re.findall(r"\w+", output)
+    controls = term_controls(tokenizer, words)
+    for setting, row in zip(grid, tuned.grid, strict=True):
+        cfg = setting.apply_to_terms(tuned.setting.apply(base))
+        found = decode_lines(model, tokenizer, sources, decoder(cfg, controls), [], cfg)
+        assert row["terms"]["bleu"] == round(
+            BLEU().corpus_score(tokenizer.decode(found), refs).score, 4
+        )
+    assert tuned.terms in grid
+    assert tuned.tuned_on["terms_bleu"] == max(row["terms"]["bleu"] for row in tuned.grid)
+
+
+def test_a_length_option_of_the_user_applies_to_sentences_with_terms_too():
+    tuned = DecodeConfig().replace(
+        terms_alpha=1.4, terms_length_penalty="power", terms_stop="k-finished"
+    )
+    assert tuned.for_terms().alpha == 1.4 and tuned.for_terms().stop == "k-finished"
+    assert tuned.overridden({"beam": 8}).for_terms().alpha == 1.4  # not a length option
+    user = tuned.overridden({"alpha": 1.0})
+    assert user.for_terms() == user and user.alpha == 1.0
+    assert tuned.overridden({"alpha": 1.0, "terms_alpha": 2.0}).for_terms().alpha == 2.0
+
+
 def test_a_closed_run_translates_with_its_setting_by_default(tiny_run, tmp_path, capsys):
     tuned = read_tuned(layout.best_dir(tiny_run))
     assert tuned is not None
     translator = open_translator(tiny_run)
-    assert translator.default_search == tuned.setting.apply(DecodeConfig())
+    assert tuned.terms is not None
+    assert translator.default_search == tuned.terms.apply_to_terms(
+        tuned.setting.apply(DecodeConfig())
+    )
     assert "search.json" in translator.search_origin
     lines = ["the dog sees a cat", "a cat"]
     assert translator.translate(lines) == translator.translate(lines, translator.default_search)

@@ -279,6 +279,11 @@ class DecodeConfig(FrozenConfig):
     alpha: float = 0.6  # the length penalty's exponent
     length_penalty: str = "gnmt"  # gnmt: ((5 + |Y|) / 6)^alpha; power: |Y|^alpha; none
     stop: str = "bound"  # bound: no live hypothesis can still win; k-finished: K have ended
+    # A sentence with glossary terms: its own length setting (None: the three above), chosen on
+    # validation with terms (decode/tuned.py): its search runs longer, so it finds longer outputs
+    terms_alpha: float | None = None
+    terms_length_penalty: str | None = None
+    terms_stop: str | None = None
     nbest: int = 1  # hypotheses returned per sentence, best first (at most beam)
     max_len_a: float = 1.0  # at most a * source length + b output tokens, eos included
     max_len_b: int = 50
@@ -299,6 +304,8 @@ class DecodeConfig(FrozenConfig):
         for value, allowed, what in (
             (self.length_penalty, LENGTH_PENALTIES, "length penalty"),
             (self.stop, STOP_RULES, "stopping rule"),
+            (self.terms_length_penalty or "gnmt", LENGTH_PENALTIES, "length penalty for terms"),
+            (self.terms_stop or "bound", STOP_RULES, "stopping rule for terms"),
             (self.too_long, TOO_LONG_POLICIES, "policy for too-long lines"),
         ):
             if value not in allowed:
@@ -323,6 +330,24 @@ class DecodeConfig(FrozenConfig):
                 f"max_tokens ({self.max_tokens}) and max_input_tokens "
                 f"({self.max_input_tokens}) must be at least 1"
             )
+
+    def for_terms(self) -> DecodeConfig:
+        """The search of a sentence with glossary terms: the terms' length setting where set."""
+        return self.replace(
+            alpha=self.alpha if self.terms_alpha is None else self.terms_alpha,
+            length_penalty=self.terms_length_penalty or self.length_penalty,
+            stop=self.terms_stop or self.stop,
+        )
+
+    def overridden(self, given: dict[str, Any]) -> DecodeConfig:
+        """This search with a user's settings over it: a length setting given applies to every
+        sentence, those with glossary terms too (unless the terms' own is given as well)."""
+        cfg = self.replace(**given)
+        if set(given) & {"alpha", "length_penalty", "stop"} and not any(
+            k.startswith("terms_") for k in given
+        ):
+            cfg = cfg.replace(terms_alpha=None, terms_length_penalty=None, terms_stop=None)
+        return cfg
 
 
 ENGINES = ("aiayn", "ctranslate2", "onnx")  # our model; exported for CTranslate2 or ONNX Runtime

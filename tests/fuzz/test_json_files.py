@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 from hypothesis import example, given
 
-from aiayn import layout
+from aiayn import DecodeConfig, layout
 from aiayn.data.data_dir import DataMeta
+from aiayn.decode.search_grid import LengthSetting
 from aiayn.decode.tuned import read_tuned
 from aiayn.model import Transformer
 from aiayn.train.distributed import Distributed
@@ -125,6 +126,7 @@ def test_search_json(checkpoint):
         "power": {"alpha": 1.0, "length_penalty": "power", "stop": "bound"},
         "tuned_on": {"split": "valid", "sentences": 20, "bleu": 1.5, "paper_bleu": 1.0},
         "grid": [],
+        "terms": {"alpha": 1.2, "length_penalty": "power", "stop": "k-finished"},
     }
 
     @FUZZ
@@ -137,5 +139,12 @@ def test_search_json(checkpoint):
             if tuned is not None:  # what `translate` and `serve` print and use
                 assert tuned.summary() and tuned.as_record()
                 assert tuned.search("ctranslate2") in (None, tuned.power)
+                cfg = tuned.config(DecodeConfig())
+                assert cfg is not None
+                if tuned.terms is not None:  # a sentence with glossary terms: the terms' setting
+                    terms = cfg.for_terms()
+                    assert (
+                        LengthSetting(terms.alpha, terms.length_penalty, terms.stop) == tuned.terms
+                    )
 
     fuzz()

@@ -211,7 +211,7 @@ def search_options(args: argparse.Namespace) -> dict[str, Any]:
 def search_for(translator: Translator, given: dict[str, Any]) -> tuple[DecodeConfig, str]:
     """The translator's default search with the command line's settings over it; and where the
     length setting comes from, in words."""
-    cfg = translator.default_search.replace(**given)
+    cfg = translator.default_search.overridden(given)
     if cfg.beam == 1 or cfg.sample:
         return cfg, "no length penalty needed"
     length = f"{cfg.length_penalty} alpha {cfg.alpha:g}, stop {cfg.stop}"

@@ -29,6 +29,12 @@ def add(commands) -> None:
         "always tried)",
     )
     t.add_argument("--beam", type=int, default=4, help="beam size of the search (paper: 4)")
+    t.add_argument(
+        "--no-terms",
+        dest="terms",
+        action="store_false",
+        help="skip the second pass that chooses the setting for sentences with glossary terms",
+    )
     t.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ...")
     t.set_defaults(run=run_tune)
 
@@ -43,22 +49,36 @@ def run_tune(args: argparse.Namespace) -> int:
     data = args.data or run_data(args.model)
     base = DecodeConfig(beam=args.beam)  # checks the beam
     grid = length_grid(tuple(args.alphas) if args.alphas else ALPHAS)
-    chosen = tune_model_dirs(models, data, args.device, base, grid)
+    chosen = tune_model_dirs(models, data, args.device, base, grid, with_terms=args.terms)
     for directory, tuned in zip(models, chosen, strict=True):
         on = tuned.tuned_on
         print(
             f"{directory}: {len(grid)} settings on {on['sentences']} lines of {data} "
             f"({on['split']}), {on['seconds']:.0f} s"
         )
+        if tuned.terms is not None:
+            n, took = on["terms_sentences"], on["terms_seconds"]
+            print(
+                f"  again with a word of each line's reference as a term: {n} lines, {took:.0f} s"
+            )
         for row in tuned.grid:
-            s = row["setting"]
+            s, terms = row["setting"], row.get("terms")
             mark = " <- chosen" if s == tuned.setting.__dict__ else ""
+            if terms and tuned.terms and s == tuned.terms.__dict__:
+                mark += " <- chosen for terms"
+            with_terms = (
+                f"  with terms {terms['bleu']:6.2f}, length ratio {terms['length_ratio']:.3f}"
+                if terms
+                else ""
+            )
             print(
                 f"  {s['length_penalty']:5} alpha {s['alpha']:<4g} {s['stop']:10} BLEU "
                 f"{row['bleu']:6.2f}  length ratio {row['length_ratio']:.3f}  repetition "
-                f"{100 * row['repetition']:4.1f}%{mark}"
+                f"{100 * row['repetition']:4.1f}%{with_terms}{mark}"
             )
         print(f"wrote {directory / SEARCH_FILE}: {tuned.setting}")
+        if tuned.terms is not None:
+            print(f"  with glossary terms: {tuned.terms}")
     return 0
 
 

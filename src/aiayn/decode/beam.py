@@ -128,7 +128,13 @@ def beam_search(
         src: (B, S) source ids ending with eos, right-padded.
         controls: per sentence, its prefix, terms and suppressed sequences (steering.py).
     """
-    return [s.best() for s in search(model, src, cfg, lambda: Sentence(cfg), controls)]
+    terms_cfg = cfg.for_terms()  # a sentence with terms: its own length setting, if any
+
+    def sentence(i: int) -> Sentence:
+        steer = controls[i] if controls else None
+        return Sentence(terms_cfg if steer is not None and steer.terms else cfg)
+
+    return [s.best() for s in search(model, src, cfg, sentence, controls)]
 
 
 @torch.inference_mode()
@@ -136,19 +142,20 @@ def search(
     model: DecodingModel[CacheT],
     src: Tensor,
     cfg: DecodeConfig,
-    sentence: Callable[[], F],
+    sentence: Callable[[int], F],
     controls: list[SentenceControls | None] | None = None,
 ) -> list[F]:
-    """The beam search itself: each sentence's finished list (made by `sentence()`) is offered
-    its finished hypotheses and decides when the sentence is done. cfg: beam, limits, min_len.
-    controls: per sentence (or None), what `Steering` applies at each step."""
+    """The beam search itself: each sentence's finished list (made by `sentence(i)` for row i
+    of src) is offered its finished hypotheses and decides when the sentence is done. cfg:
+    beam, limits, min_len. controls: per sentence (or None), what `Steering` applies at each
+    step."""
     special, K = model.cfg, cfg.beam  # the model's pad, bos and eos ids; the beam size
     B = src.shape[0]
     a, b, cap = cfg.max_len_a, cfg.max_len_b, cfg.max_output_tokens
     limit = max_lengths(src, special.pad_id, a, b, cap).tolist()  # per sentence
     steer = Steering.of(controls, K, src.device)  # None without controls
     limit = steer.limits(limit) if steer else limit
-    results = [sentence() for _ in range(B)]
+    results = [sentence(i) for i in range(B)]
     cache = model.init_cache(model.encode(src), capacity=max(limit))
     prefilled, cache = steer.prefill(model, cache, special.bos_id) if steer else (None, cache)
     cache = cache.expand(K)  # K hypotheses share each source

@@ -23,6 +23,7 @@ from torch import Tensor
 from aiayn.config import DecodeConfig
 from aiayn.decode.beam import Hypothesis, length_penalty, lp_max, search
 from aiayn.decode.protocols import CacheT, DecodingModel
+from aiayn.decode.steering import SentenceControls
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,12 @@ class LengthSetting:
 
     def apply(self, cfg: DecodeConfig) -> DecodeConfig:
         return cfg.replace(alpha=self.alpha, length_penalty=self.length_penalty, stop=self.stop)
+
+    def apply_to_terms(self, cfg: DecodeConfig) -> DecodeConfig:
+        """cfg with this setting for its sentences that have glossary terms."""
+        return cfg.replace(
+            terms_alpha=self.alpha, terms_length_penalty=self.length_penalty, terms_stop=self.stop
+        )
 
     def __str__(self) -> str:
         return f"{self.length_penalty} alpha {self.alpha:g}, stop {self.stop}"
@@ -51,7 +58,7 @@ class GridSentence:
         self.stopped: list[bool] = [False] * len(settings)
 
     def offer(self, words: list[int], log_prob: float, t: int, fixed: float = 0.0) -> None:
-        """As `Sentence.offer`, for every setting (tuning runs without terms: fixed is 0)."""
+        """As `Sentence.offer`, for every setting."""
         self.finished.append((t, words, log_prob))
         n = len(self.finished)
         for k, s in enumerate(self.settings):
@@ -79,10 +86,15 @@ class GridSentence:
 
 
 def grid_search(
-    model: DecodingModel[CacheT], src: Tensor, settings: list[LengthSetting], cfg: DecodeConfig
+    model: DecodingModel[CacheT],
+    src: Tensor,
+    settings: list[LengthSetting],
+    cfg: DecodeConfig,
+    controls: list[SentenceControls | None] | None = None,
 ) -> list[list[list[int]]]:
     """For each sentence of src (B, S), the 1-best output ids under each setting, in the order of
-    `settings`; what `beam_search(model, src, setting.apply(cfg))` returns for each."""
+    `settings`; what `beam_search(model, src, setting.apply(cfg), controls)` returns for each
+    (controls: per sentence, e.g. its glossary terms, as for `beam_search`)."""
     cfg = cfg.replace(nbest=1)
-    found = search(model, src, cfg, lambda: GridSentence(settings, cfg))
+    found = search(model, src, cfg, lambda _: GridSentence(settings, cfg), controls)
     return [[h.tokens if h is not None else [] for h in sentence.best] for sentence in found]

@@ -10,7 +10,7 @@ setting of the same grid, kept in the same file.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +30,21 @@ class TunedSearch:
     power: LengthSetting | None = None  # the best with |Y|^alpha (for CTranslate2), if tried
     tuned_on: dict[str, Any] = field(default_factory=dict)  # data, split, sentences, beam, ...
     grid: list[dict[str, Any]] = field(default_factory=list)  # every setting and its scores
+    # the best for sentences with glossary terms (validation with a reference word per line)
+    terms: LengthSetting | None = None
 
     def search(self, engine: str = "aiayn") -> LengthSetting | None:
         """The setting an engine can run: CTranslate2 knows only the |Y|^alpha penalty."""
         return self.power if engine == "ctranslate2" else self.setting
+
+    def config(self, base: DecodeConfig, engine: str = "aiayn") -> DecodeConfig | None:
+        """base with the settings the engine can run (None: none it can express); the terms'
+        setting where an engine runs our own search (CTranslate2 takes no glossary)."""
+        setting = self.search(engine)
+        if setting is None:
+            return None
+        cfg = setting.apply(base)
+        return self.terms.apply_to_terms(cfg) if self.terms and engine != "ctranslate2" else cfg
 
     def summary(self) -> str:
         """The setting, how it was chosen, the length ratios and the cost, in one line."""
@@ -57,6 +68,11 @@ class TunedSearch:
         bleu, paper = on.get("bleu"), on.get("paper_bleu")
         if isinstance(bleu, int | float) and isinstance(paper, int | float):
             text += f": BLEU {bleu:.2f}, the paper's {paper:.2f}"
+        if self.terms is not None:
+            text += f"; with glossary terms {self.terms}"
+            bleu, plain = on.get("terms_bleu"), on.get("terms_bleu_at_setting")
+            if isinstance(bleu, int | float) and isinstance(plain, int | float):
+                text += f" (BLEU {bleu:.2f}, {plain:.2f} under the setting above)"
         if on.get("carried_from"):
             text += f", for {on['carried_from']}"
         return text
@@ -85,6 +101,7 @@ def read_tuned(model_dir: str | Path) -> TunedSearch | None:
         power=None if raw.get("power") is None else _setting(raw["power"], path),
         tuned_on=raw["tuned_on"] if isinstance(raw.get("tuned_on"), dict) else {},
         grid=raw["grid"] if isinstance(raw.get("grid"), list) else [],
+        terms=None if raw.get("terms") is None else _setting(raw["terms"], path),
     )
 
 
@@ -115,6 +132,6 @@ def carry_tuned(source: Path, target: Path, note: str = "") -> TunedSearch | Non
     tuned = read_tuned(source)
     if tuned is not None:
         on = tuned.tuned_on | ({"carried_from": note} if note else {})
-        tuned = TunedSearch(tuned.setting, tuned.power, on, tuned.grid)
+        tuned = replace(tuned, tuned_on=on)
         write_tuned(target, tuned)
     return tuned

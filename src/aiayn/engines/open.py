@@ -71,8 +71,8 @@ def stored_search(directory: Path, engine: str) -> tuple[DecodeConfig, str]:
     there is one the engine can express; and where the setting comes from, in words."""
     paper = DecodeConfig(length_penalty="power") if engine == "ctranslate2" else DecodeConfig()
     tuned = read_tuned(directory)
-    setting = tuned.search(engine) if tuned is not None else None
-    if tuned is None or setting is None:
+    cfg = tuned.config(paper, engine) if tuned is not None else None
+    if tuned is None or cfg is None:
         why = "none stored" if tuned is None else "none it can express"
         return paper, f"the paper's length setting ({why}; `aiayn tune` chooses one)"
-    return setting.apply(paper), f"{directory / layout.SEARCH_FILE}, {tuned.describe()}"
+    return cfg, f"{directory / layout.SEARCH_FILE}, {tuned.describe()}"

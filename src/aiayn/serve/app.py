@@ -112,7 +112,7 @@ def create_app(
     translator = thread.submit(open_translator, model_dir, engine).result()
     # compiled steps (with --compile) are built before the first request, not during one
     thread.submit(translator.warm_up, [1, PAPER.beam]).result()
-    search = translator.default_search.replace(**(search_options or {}))
+    search = translator.default_search.overridden(search_options or {})
     languages = model_languages(translator)  # [] for a bilingual model
     origin = "set when the server started" if search_options else translator.search_origin
     print(
