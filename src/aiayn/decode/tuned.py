@@ -9,6 +9,7 @@ setting of the same grid, kept in the same file.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -49,33 +50,41 @@ class TunedSearch:
     def summary(self) -> str:
         """The setting, how it was chosen, the length ratios and the cost, in one line."""
         on, ratio = self.tuned_on, "length ratio {:.3f} (the paper's {:.3f}); {:.0f} s"
-        text = f"{self.setting}, {self.describe()}"
-        try:
-            return f"{text}; " + ratio.format(
-                on["length_ratio"], on["paper_length_ratio"], on["seconds"]
-            )
-        except (KeyError, TypeError, ValueError):  # an edited file: the setting alone
-            return text
+        text = f"{self.setting}, {self.describe(terms=False)}"
+        with contextlib.suppress(KeyError, TypeError, ValueError):  # an edited file: no ratios
+            text += "; " + ratio.format(on["length_ratio"], on["paper_length_ratio"], on["seconds"])
+        return text + self.terms_text()
 
     def as_record(self) -> dict[str, Any]:
         """For metrics.jsonl: the setting and how it was chosen."""
         return {"setting": str(self.setting), **self.tuned_on}
 
-    def describe(self) -> str:
-        """E.g. "chosen on valid (1014 lines): BLEU 19.02, the paper's 18.38"."""
+    def describe(self, terms: bool = True) -> str:
+        """E.g. "chosen on valid (1014 lines): BLEU 19.02, the paper's 18.38", then the
+        setting for sentences with glossary terms where there is one."""
         on = self.tuned_on
         text = f"chosen on {on.get('split', 'validation')} ({on.get('sentences', '?')} lines)"
         bleu, paper = on.get("bleu"), on.get("paper_bleu")
         if isinstance(bleu, int | float) and isinstance(paper, int | float):
             text += f": BLEU {bleu:.2f}, the paper's {paper:.2f}"
-        if self.terms is not None:
-            text += f"; with glossary terms {self.terms}"
-            bleu, plain = on.get("terms_bleu"), on.get("terms_bleu_at_setting")
-            if isinstance(bleu, int | float) and isinstance(plain, int | float):
-                text += f" (BLEU {bleu:.2f}, {plain:.2f} under the setting above)"
         if on.get("carried_from"):
             text += f", for {on['carried_from']}"
-        return text
+        return text + (self.terms_text() if terms else "")
+
+    def terms_text(self) -> str:
+        """E.g. "; with glossary terms gnmt alpha 1.2, stop k-finished (BLEU 16.75, 15.50
+        under the setting above; 241 s)"; empty where there is no such setting."""
+        if self.terms is None:
+            return ""
+        on, found = self.tuned_on, []
+        bleu, plain, took = (
+            on.get(k) for k in ("terms_bleu", "terms_bleu_at_setting", "terms_seconds")
+        )
+        if isinstance(bleu, int | float) and isinstance(plain, int | float):
+            found.append(f"BLEU {bleu:.2f}, {plain:.2f} under the setting above")
+        if isinstance(took, int | float):
+            found.append(f"{took:.0f} s")
+        return f"; with glossary terms {self.terms}" + (f" ({'; '.join(found)})" if found else "")
 
 
 PAPER = LengthSetting(DecodeConfig().alpha, DecodeConfig().length_penalty, DecodeConfig().stop)
