@@ -128,11 +128,11 @@ def beam_search(
         src: (B, S) source ids ending with eos, right-padded.
         controls: per sentence, its prefix, terms and suppressed sequences (steering.py).
     """
-    terms_cfg = cfg.for_terms()  # a sentence with terms: its own length setting, if any
+    terms = [c is not None and bool(c.terms) for c in controls or ()]
+    terms_cfg = cfg.for_terms() if any(terms) else cfg  # their own length setting, if any
 
     def sentence(i: int) -> Sentence:
-        steer = controls[i] if controls else None
-        return Sentence(terms_cfg if steer is not None and steer.terms else cfg)
+        return Sentence(terms_cfg if terms and terms[i] else cfg)
 
     return [s.best() for s in search(model, src, cfg, sentence, controls)]
 
