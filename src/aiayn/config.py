@@ -279,8 +279,7 @@ class DecodeConfig(FrozenConfig):
     alpha: float = 0.6  # the length penalty's exponent
     length_penalty: str = "gnmt"  # gnmt: ((5 + |Y|) / 6)^alpha; power: |Y|^alpha; none
     stop: str = "bound"  # bound: no live hypothesis can still win; k-finished: K have ended
-    # A sentence with glossary terms: its own length setting (None: the three above), chosen on
-    # validation with terms (decode/tuned.py): its search runs longer, so it finds longer outputs
+    # a sentence with glossary terms: its own length setting (None: as above; decode/tuned.py)
     terms_alpha: float | None = None
     terms_length_penalty: str | None = None
     terms_stop: str | None = None
@@ -342,12 +341,11 @@ class DecodeConfig(FrozenConfig):
     def overridden(self, given: dict[str, Any]) -> DecodeConfig:
         """This search with a user's settings over it: a length setting given applies to every
         sentence, those with glossary terms too (unless the terms' own is given as well)."""
-        cfg = self.replace(**given)
-        if set(given) & {"alpha", "length_penalty", "stop"} and not any(
-            k.startswith("terms_") for k in given
-        ):
-            cfg = cfg.replace(terms_alpha=None, terms_length_penalty=None, terms_stop=None)
-        return cfg
+        keep = not set(given) & {"alpha", "length_penalty", "stop"} or "terms_alpha" in given
+        drop = (
+            {} if keep else {"terms_alpha": None, "terms_length_penalty": None, "terms_stop": None}
+        )
+        return self.replace(**(drop | given))
 
 
 ENGINES = ("aiayn", "ctranslate2", "onnx")  # our model; exported for CTranslate2 or ONNX Runtime
