@@ -123,16 +123,9 @@ def open_model(run: str):
 
 def term_controls(tokenizer, terms: list[tuple[str, str] | None]):
     """Each sentence's term as `aiayn translate --glossary` gives it to the search."""
-    from aiayn.decode.controls import word_glue
-    from aiayn.decode.steering import SentenceControls
+    from aiayn.tune import term_controls as controls_of
 
-    glue = word_glue(tokenizer)
-    return [
-        None
-        if t is None
-        else SentenceControls(terms=(tuple(tokenizer.encode([t[1]])[0]),), glue=glue)
-        for t in terms
-    ]
+    return controls_of(tokenizer, [None if t is None else t[1] for t in terms])
 
 
 def translate(model, tokenizer, lines, cfg, controls=None) -> list[str]:

@@ -13,7 +13,14 @@ PACKAGE = Path(aiayn.__file__).parent
 
 # Lowest first. What a layer's packages may import: their own layer and every layer below.
 LAYERS = [
-    {"files", "layout", "config", "overrides", "devices"},  # names, settings, devices
+    {
+        "files",
+        "layout",
+        "config",
+        "config_checks",
+        "overrides",
+        "devices",
+    },  # names, settings, devices
     {"data", "model"},  # the corpus and the network
     # what uses a trained network; with evaluate, langid (which language a text is in) and the
     # scores per direction of a multilingual model

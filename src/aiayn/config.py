@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
+from aiayn.config_checks import check_keys, check_types
 from aiayn.files import read_json
 
 ACTIVATIONS = ("relu", "gelu", "swish")
@@ -106,48 +106,6 @@ class ModelConfig(FrozenConfig):
                 f"{path}: no model config here; point to a directory written by Transformer.save"
             )
         return cls.from_dict(read_json(path, "re-save the model"), source=str(path))
-
-
-def check_keys(cls: type, values: dict[str, Any], source: str) -> None:
-    """Raise a readable error if `values` names fields that `cls` does not have."""
-    if not isinstance(values, dict):
-        raise ValueError(
-            f"{source}: expected a JSON object of {cls.__name__} settings, found "
-            f"{type(values).__name__}"
-        )
-    valid = [f.name for f in dataclasses.fields(cls)]
-    unknown = sorted(set(values) - set(valid))
-    if unknown:
-        raise ValueError(
-            f"{source}: unknown {cls.__name__} key(s) {unknown}; valid keys are {', '.join(valid)}"
-        )
-
-
-# The JSON values a field of each type takes (an int is a float too; a bool is no number).
-JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "int": (int,),
-    "float": (int, float),
-    "bool": (bool,),
-    "str": (str,),
-}
-
-
-def check_types(cls: type, values: dict[str, Any], source: str) -> None:
-    """Raise a readable error where a value read from a file is not of its field's type (a
-    string "64" for an int, a list, NaN), before the config checks its range. Found by the
-    fuzzed readers: such values escaped as TypeErrors from deep inside."""
-    for field in dataclasses.fields(cls):
-        allowed = JSON_TYPES.get(str(field.type))
-        if allowed is None or field.name not in values:
-            continue
-        value = values[field.name]
-        wrong_bool = isinstance(value, bool) and bool not in allowed
-        not_finite = isinstance(value, float) and not math.isfinite(value)
-        if not isinstance(value, allowed) or wrong_bool or not_finite:
-            raise ValueError(
-                f"{source}: {field.name} is {json.dumps(value)[:40]}, not a finite "
-                f"{field.type}; write it as one (the default is {field.default!r})"
-            )
 
 
 PRECISIONS = ("fp32", "bf16", "fp16")
