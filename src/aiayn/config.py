@@ -109,6 +109,7 @@ class ModelConfig(FrozenConfig):
 
 
 PRECISIONS = ("fp32", "bf16", "fp16")
+CASE_SIDES = ("both", "source")  # case_augment: what is cased
 
 
 @dataclass(frozen=True)
@@ -155,6 +156,9 @@ class TrainConfig(FrozenConfig):
     # Each epoch, this fraction of the training pairs is upper- or title-cased (half each) on
     # both sides, as the Firefox translation models train for ALL-CAPS input; 0 = off.
     case_augment: float = 0.0
+    # "source": only the source is cased and the target stays as written, so capitals are
+    # answered in ordinary case and the decoder never writes the long cased pieces
+    case_augment_sides: str = "both"
 
     def __post_init__(self) -> None:
         problems = []
@@ -188,6 +192,10 @@ class TrainConfig(FrozenConfig):
             problems.append(
                 f"case_augment must be a fraction of the pairs in [0, 1] (0.2 = a fifth cased), "
                 f"got {self.case_augment}"
+            )
+        if self.case_augment_sides not in CASE_SIDES:
+            problems.append(
+                f"case_augment_sides={self.case_augment_sides!r}; choose one of {CASE_SIDES}"
             )
         if self.case_augment and self.guided_alignment:
             problems.append(

@@ -14,12 +14,15 @@ from aiayn.data.dataset import ParallelData
 from aiayn.data.vocab import Tokenizer
 
 
-def augment(data, fraction, seed=1, max_tokens=4096) -> tuple[CaseAugment, ParallelData]:
+def augment(
+    data, fraction, seed=1, max_tokens=4096, sides="both"
+) -> tuple[CaseAugment, ParallelData]:
     files = DataDir.open(data)
     pairs = ParallelData(files, "train")
     texts = (files.text("train", "src"), files.text("train", "tgt"))
     lengths = (pairs.src_lengths, pairs.tgt_lengths)
-    made = CaseAugment(fraction, seed, texts, Tokenizer(files.tokenizer), lengths, max_tokens, 8)
+    tokenizer = Tokenizer(files.tokenizer)
+    made = CaseAugment(fraction, seed, texts, tokenizer, lengths, max_tokens, 8, sides)
     return made, pairs
 
 
@@ -55,6 +58,23 @@ def test_chosen_pairs_are_cased_on_both_sides_and_re_encoded(tiny_data):
     assert sum(kinds) == (len(kinds) + 1) // 2
     untouched = np.setdiff1d(np.arange(len(pairs)), list(cased.replaced))
     assert np.array_equal(cased.src_lengths[untouched], pairs.src_lengths[untouched])
+
+
+def test_with_sides_source_only_the_source_is_cased(tiny_data):
+    made, pairs = augment(tiny_data, 0.5, sides="source")
+    both, _ = augment(tiny_data, 0.5)
+    files = DataDir.open(tiny_data)
+    tokenizer, src_text = Tokenizer(files.tokenizer), files.lines("train", "src")
+    cased, cased_both = made.epoch(0), both.epoch(0)
+    assert cased.replaced.keys() == cased_both.replaced.keys()  # the same draw
+    changed = 0
+    for i, (src, tgt) in cased.replaced.items():
+        assert np.array_equal(src, cased_both.replaced[i][0])  # cased as with both sides
+        changed += src.tolist() != tokenizer.encode([src_text[i]])[0]
+        # the target as prepare encoded it: the split's own ids, bit for bit
+        assert np.array_equal(tgt, pairs.pair(i)[1]), i
+    assert changed > len(cased.replaced) / 2  # a line already in title case may stay as it was
+    assert np.array_equal(cased.tgt_lengths, pairs.tgt_lengths)
 
 
 def test_batches_follow_the_cased_lengths_and_stay_in_budget(tiny_data):
@@ -95,6 +115,12 @@ def test_resuming_with_another_fraction_is_refused(tiny_data):
     with pytest.raises(ValueError, match=r"one of --set case_augment=0\.2, not --set case_aug"):
         without.load_state_dict(with_cases.state_dict())
     assert "case_augment" not in without.state_dict()  # state.json as before
+    source_only = TokenBatchSampler(
+        *lengths, **options, epoch_lengths=augment(tiny_data, 0.2, sides="source")[0]
+    )
+    with pytest.raises(ValueError, match=r"case_augment=0\.2 case_augment_sides=source, not --set"):
+        with_cases.load_state_dict(source_only.state_dict())
+    assert "case_sides" not in with_cases.state_dict()  # both sides: state.json as before
 
 
 # sha256 (first 16 hex digits) of two epochs of collated batches, computed with main's code

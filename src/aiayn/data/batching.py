@@ -27,12 +27,14 @@ class SamplerState:
     seed: int
     temperature: float | None = None  # direction sampling (direction_sampling.py); else None
     case_augment: float | None = None  # the fraction of pairs cased (case_augment.py); else None
+    case_sides: str | None = None  # "source" where only sources are cased; else None (both)
 
 
 class EpochLengths(Protocol):
     """Pairs whose lengths change from epoch to epoch (case_augment.CaseAugment)."""
 
     fraction: float
+    sides: str  # "both" or "source": what is cased
 
     def lengths(self, epoch: int) -> tuple[np.ndarray, np.ndarray]:
         """(N,) source and target pieces of every pair in this epoch."""
@@ -168,8 +170,10 @@ class TokenBatchSampler:
         self.epoch, self.position = self.epoch + 1, 0
 
     def state(self) -> SamplerState:
-        fraction = self.epoch_lengths.fraction if self.epoch_lengths is not None else None
-        return SamplerState(self.epoch, self.position, self.seed, self.temperature, fraction)
+        cased = self.epoch_lengths
+        fraction = cased.fraction if cased is not None else None
+        sides = cased.sides if cased is not None and cased.sides != "both" else None
+        return SamplerState(self.epoch, self.position, self.seed, self.temperature, fraction, sides)
 
     def state_dict(self) -> dict:
         """The state as state.json holds it (no temperature key for bilingual data, no
@@ -186,10 +190,12 @@ class TokenBatchSampler:
                 for t in (restored.temperature, self.temperature)
             )
             raise ValueError(f"the data position is one of {was}, not {now}; resume with {was}")
-        if restored.case_augment != self.state().case_augment:  # other pairs cased, other batches
-            was, now = (
-                f"--set case_augment={p or 0}"
-                for p in (restored.case_augment, self.state().case_augment)
+        mine = self.state()
+        if (restored.case_augment, restored.case_sides) != (mine.case_augment, mine.case_sides):
+            was, now = (  # other pairs cased, or other sides: other batches
+                f"--set case_augment={s.case_augment or 0}"
+                + (f" case_augment_sides={s.case_sides}" if s.case_sides else "")
+                for s in (restored, mine)
             )
             raise ValueError(f"the data position is one of {was}, not {now}; resume with {was}")
         n = len(self.epoch_batches(restored.epoch)) // self.world_size

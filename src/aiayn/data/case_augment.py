@@ -2,6 +2,8 @@
 training pairs is upper- or title-cased, half each, on both sides, and re-encoded with the
 run's SentencePiece model - the approach of the Firefox translation models
 (mozilla/translations), so that ALL-CAPS and Title-Case input translates as ordinary text does.
+With sides "source" (`--set case_augment_sides=source`) only the source is cased: the model
+learns to answer capitals in ordinary case, and its decoder never meets the cased pieces.
 
 The choice is a pure function of (seed, epoch), drawn from its own random stream, so resuming
 stays exact and the batch order of P = 0 is untouched. The cased pairs' new lengths are what
@@ -61,10 +63,13 @@ class CaseAugment:
         lengths: tuple[np.ndarray, np.ndarray],
         max_tokens: int,
         pad_to: int = 1,
+        sides: str = "both",
     ) -> None:
         """texts: the split's source and target text (the lines its ids were encoded from);
-        lengths: (N,) source and target pieces per pair, as the split holds them."""
+        lengths: (N,) source and target pieces per pair, as the split holds them; sides:
+        "both" or "source" (the target re-encoded as it is)."""
         self.fraction, self.seed, self.texts, self.tokenizer = fraction, seed, texts, tokenizer
+        self.sides = sides
         self.src_lengths, self.tgt_lengths = (np.asarray(x, np.int64) for x in lengths)
         self.max_tokens, self.pad_to = max_tokens, pad_to
         for path in texts:
@@ -89,11 +94,12 @@ class CaseAugment:
     def _make(self, epoch: int) -> CasedEpoch:
         chosen, upper = choose(len(self.src_lengths), self.fraction, self.seed, epoch)
         sides = []
-        for path in self.texts:
+        for side, path in enumerate(self.texts):
             lines = _read_lines(path, chosen)
-            pairs = zip(lines, upper, strict=True)
-            cased = [upper_case(text) if up else title_case(text) for text, up in pairs]
-            sides.append(self.tokenizer.encode(cased))
+            if side == 0 or self.sides == "both":
+                pairs = zip(lines, upper, strict=True)
+                lines = [upper_case(text) if up else title_case(text) for text, up in pairs]
+            sides.append(self.tokenizer.encode(lines))
         src_lengths, tgt_lengths = self.src_lengths.copy(), self.tgt_lengths.copy()
         replaced = {}
         for i, src, tgt in zip(chosen.tolist(), *sides, strict=True):
@@ -141,4 +147,5 @@ def case_augment_for(cfg, data, tokenizer: Path, train) -> CaseAugment | None:
         (train.src_lengths, train.tgt_lengths),
         cfg.max_tokens,
         cfg.pad_to,
+        cfg.case_augment_sides,
     )

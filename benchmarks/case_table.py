@@ -1,0 +1,123 @@
+"""Plain, upper- and title-cased test sources, scored for each model: issue 31's case table.
+
+    .venv/bin/python benchmarks/case_table.py --model NAME=RUN:DATA [NAME=RUN:DATA ...] \
+        [--split test] [--json benchmarks/results-case.json]
+
+For each model (a run directory and the data directory it was trained on), the test sources as
+they are, upper-cased and title-cased (`aiayn.data.casing`, as `aiayn evaluate --case` makes
+them) are translated with the run's own search (beam 4, the length setting its close or
+`aiayn tune` stored) and scored against the ordinary references: BLEU case-sensitive and
+case-insensitive (sacreBLEU's lowercase=True), chrF, length ratio and the share of outputs
+that repeat themselves. A model trained with case_augment answers capitals with capitals, so
+what cased input costs is read case-insensitively ("loss" = plain minus cased, both
+case-insensitive). Prints the table for benchmarks/README.md and writes the JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+from peers import cpu_model
+
+from aiayn.data.casing import CASES
+from aiayn.engines import open_translator
+from aiayn.evaluate import evaluate_split
+
+
+def parse_model(text: str) -> tuple[str, Path, Path]:
+    name, _, paths = text.partition("=")
+    run, _, data = paths.partition(":")
+    if not (name and run and data):
+        raise SystemExit(f"--model wants NAME=RUN:DATA, got {text!r}")
+    return name, Path(run), Path(data)
+
+
+def training(run: Path) -> dict:
+    """What the run was: its data, case_augment, seed, and the last step it logged."""
+    settings = json.loads((run / "run.json").read_text(encoding="utf-8"))
+    steps = [
+        json.loads(line)["step"]
+        for line in (run / "metrics.jsonl").read_text(encoding="utf-8").splitlines()
+        if '"train"' in line
+    ]
+    train = settings["train"]
+    return {
+        "data": settings["data"],
+        "case_augment": train["case_augment"],
+        "seed": train["seed"],
+        "precision": train["precision"],
+        "steps": max(steps, default=0),
+    }
+
+
+def measure(run: Path, data: Path, split: str) -> dict:
+    translator = open_translator(run)
+    cfg = translator.default_search
+    found = {}
+    for case in CASES:
+        start = time.perf_counter()
+        ev = evaluate_split(data, split, lambda lines: translator.translate(lines, cfg), case=case)
+        s = ev.scores
+        found[case] = {
+            "bleu": round(s.bleu, 2),
+            "bleu_lowercase": round(s.bleu_lowercase or 0.0, 2),
+            "chrf": round(s.chrf, 2),
+            "length_ratio": round(s.length_ratio, 3),
+            "repetition_pct": round(100 * s.repetition, 1),
+            "seconds": round(time.perf_counter() - start, 1),
+            "bleu_signature": s.bleu_signature,
+        }
+    return {"search": translator.search_origin, "training": training(run), "scores": found}
+
+
+def table(results: dict) -> str:
+    rows = [
+        "| model | steps | plain cs / ci | upper cs / ci | title cs / ci "
+        "| upper's loss (ci) | title's loss (ci) | upper: length, repeats |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, r in results.items():
+        s = r["scores"]
+        cells = [f"{s[c]['bleu']:.2f} / {s[c]['bleu_lowercase']:.2f}" for c in CASES]
+        plain = s["as-is"]["bleu_lowercase"]
+        losses = [f"{plain - s[c]['bleu_lowercase']:.2f}" for c in ("upper", "title")]
+        up = s["upper"]
+        shape = f"{up['length_ratio']:.3f}, {up['repetition_pct']:.1f}%"
+        steps = r["training"]["steps"]
+        rows.append(f"| {name} | {steps:,} | " + " | ".join([*cells, *losses, shape]) + " |")
+    return "\n".join(rows)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--model", nargs="+", required=True, metavar="NAME=RUN:DATA")
+    p.add_argument("--split", default="test", choices=["valid", "test"])
+    p.add_argument("--json", type=Path, default=Path("benchmarks/results-case.json"))
+    args = p.parse_args()
+    results = {}
+    for name, run, data in map(parse_model, args.model):
+        results[name] = measure(run, data, args.split)
+        print(f"{name}: {json.dumps(results[name]['scores'])}", flush=True)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    report = {
+        "cpu": cpu_model(),
+        "date": date.today().isoformat(),
+        "commit": commit.stdout.strip(),
+        "command": " ".join(sys.argv),
+        "split": args.split,
+        "results": results,
+    }
+    tmp = args.json.with_suffix(".tmp")
+    tmp.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(args.json)
+    print(table(results))
+
+
+if __name__ == "__main__":
+    main()
