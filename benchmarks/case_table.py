@@ -56,13 +56,13 @@ def training(run: Path) -> dict:
     }
 
 
-def measure(run: Path, data: Path, split: str) -> dict:
+def measure(run: Path, data: Path, split: str, n: int | None) -> dict:
     translator = open_translator(run)
     cfg = translator.default_search
     found = {}
     for case in CASES:
         start = time.perf_counter()
-        ev = evaluate_split(data, split, lambda lines: translator.translate(lines, cfg), case=case)
+        ev = evaluate_split(data, split, lambda lines: translator.translate(lines, cfg), n, case)
         s = ev.scores
         found[case] = {
             "bleu": round(s.bleu, 2),
@@ -98,11 +98,12 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--model", nargs="+", required=True, metavar="NAME=RUN:DATA")
     p.add_argument("--split", default="test", choices=["valid", "test"])
+    p.add_argument("--n", type=int, default=None, help="the first N lines (default: all)")
     p.add_argument("--json", type=Path, default=Path("benchmarks/results-case.json"))
     args = p.parse_args()
     results = {}
     for name, run, data in map(parse_model, args.model):
-        results[name] = measure(run, data, args.split)
+        results[name] = measure(run, data, args.split, args.n)
         print(f"{name}: {json.dumps(results[name]['scores'])}", flush=True)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
     report = {
@@ -111,6 +112,7 @@ def main() -> None:
         "commit": commit.stdout.strip(),
         "command": " ".join(sys.argv),
         "split": args.split,
+        "lines": args.n or "all",
         "results": results,
     }
     tmp = args.json.with_suffix(".tmp")
