@@ -46,7 +46,8 @@ def choose(n_pairs: int, fraction: float, seed: int, epoch: int) -> tuple[np.nda
 class CasedEpoch:
     """One epoch's cased pairs: their ids, and every pair's length as the sampler sees it."""
 
-    replaced: dict[int, tuple[np.ndarray, np.ndarray]]  # pair -> (source ids, target ids)
+    # pair -> (source ids, target ids; None: the pair's own target)
+    replaced: dict[int, tuple[np.ndarray, np.ndarray | None]]
     src_lengths: np.ndarray  # (N,) pieces, the cased pairs' new lengths included
     tgt_lengths: np.ndarray  # (N,)
 
@@ -67,7 +68,7 @@ class CaseAugment:
     ) -> None:
         """texts: the split's source and target text (the lines its ids were encoded from);
         lengths: (N,) source and target pieces per pair, as the split holds them; sides:
-        "both" or "source" (the target re-encoded as it is)."""
+        "both" or "source" (the target kept as the split holds it)."""
         self.fraction, self.seed, self.texts, self.tokenizer = fraction, seed, texts, tokenizer
         self.sides = sides
         self.src_lengths, self.tgt_lengths = (np.asarray(x, np.int64) for x in lengths)
@@ -93,21 +94,28 @@ class CaseAugment:
 
     def _make(self, epoch: int) -> CasedEpoch:
         chosen, upper = choose(len(self.src_lengths), self.fraction, self.seed, epoch)
-        sides = []
-        for side, path in enumerate(self.texts):
-            lines = _read_lines(path, chosen)
-            if side == 0 or self.sides == "both":
-                pairs = zip(lines, upper, strict=True)
-                lines = [upper_case(text) if up else title_case(text) for text, up in pairs]
-            sides.append(self.tokenizer.encode(lines))
+
+        def cased(path: Path) -> list[list[int]]:
+            pairs = zip(_read_lines(path, chosen), upper, strict=True)
+            return self.tokenizer.encode(
+                [upper_case(t) if up else title_case(t) for t, up in pairs]
+            )
+
+        sources = cased(self.texts[0])
+        # source only: the target is the split's own (None in `replaced`), not read again
+        targets = cased(self.texts[1]) if self.sides == "both" else [None] * len(sources)
         src_lengths, tgt_lengths = self.src_lengths.copy(), self.tgt_lengths.copy()
         replaced = {}
-        for i, src, tgt in zip(chosen.tolist(), *sides, strict=True):
-            longest = max(round_up(len(src) + 1, self.pad_to), round_up(len(tgt) + 1, self.pad_to))
+        for i, src, tgt in zip(chosen.tolist(), sources, targets, strict=True):
+            tgt_len = len(tgt) if tgt is not None else int(tgt_lengths[i])
+            longest = max(round_up(len(src) + 1, self.pad_to), round_up(tgt_len + 1, self.pad_to))
             if longest > self.max_tokens:  # too long for a batch of its own: left as it was
                 continue
-            replaced[i] = (np.asarray(src, np.int64), np.asarray(tgt, np.int64))
-            src_lengths[i], tgt_lengths[i] = len(src), len(tgt)
+            replaced[i] = (
+                np.asarray(src, np.int64),
+                None if tgt is None else np.asarray(tgt, np.int64),
+            )
+            src_lengths[i], tgt_lengths[i] = len(src), tgt_len
         return CasedEpoch(replaced, src_lengths, tgt_lengths)
 
 

@@ -85,14 +85,18 @@ class ParallelData:
         self,
         indices: np.ndarray,
         pad_to: int = 1,
-        replaced: Mapping[int, tuple[np.ndarray, np.ndarray]] | None = None,
+        replaced: Mapping[int, tuple[np.ndarray, np.ndarray | None]] | None = None,
     ) -> Batch:
         """Pad the given sentences into one batch (padding after the tokens), the lengths
         rounded up to a multiple of `pad_to`; `replaced` gives some pairs other ids this
-        epoch (case augmentation)."""
+        epoch (case augmentation; a target of None keeps the pair's own)."""
         pairs = [self.pair(int(i)) for i in indices]
         if replaced:
-            pairs = [replaced.get(int(i), pair) for i, pair in zip(indices, pairs, strict=True)]
+            new = [replaced.get(int(i)) for i in indices]
+            pairs = [
+                p if r is None else (r[0], p[1] if r[1] is None else r[1])
+                for p, r in zip(pairs, new, strict=True)
+            ]
         S = round_up(max(len(s) for s, _ in pairs) + 1, pad_to)
         T = round_up(max(len(t) for _, t in pairs) + 1, pad_to)
         src = np.full((len(pairs), S), PAD_ID, np.int64)
