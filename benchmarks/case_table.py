@@ -28,6 +28,8 @@ from peers import cpu_model
 from aiayn.data.casing import CASES
 from aiayn.engines import open_translator
 from aiayn.evaluate import evaluate_split
+from aiayn.layout import read_run_config
+from aiayn.train.metrics import read_metrics
 
 
 def parse_model(text: str) -> tuple[str, Path, Path]:
@@ -40,16 +42,13 @@ def parse_model(text: str) -> tuple[str, Path, Path]:
 
 def training(run: Path) -> dict:
     """What the run was: its data, case_augment, seed, and the last step it logged."""
-    settings = json.loads((run / "run.json").read_text(encoding="utf-8"))
-    steps = [
-        json.loads(line)["step"]
-        for line in (run / "metrics.jsonl").read_text(encoding="utf-8").splitlines()
-        if '"train"' in line
-    ]
+    settings = read_run_config(run, ["data", "train"])
     train = settings["train"]
+    steps = [r["step"] for r in read_metrics(run) if r.get("kind") == "train"]
     return {
         "data": settings["data"],
-        "case_augment": train["case_augment"],
+        "case_augment": train.get("case_augment", 0.0),
+        "case_augment_sides": train.get("case_augment_sides", "both"),
         "seed": train["seed"],
         "precision": train["precision"],
         "steps": max(steps, default=0),
