@@ -50,8 +50,10 @@ def prepared(cmd: list[str], data: Path, log: Path) -> Path:
 
 def train(args, data: Path, run: Path) -> dict:
     """`aiayn train` for the minutes (or --steps); its steps, speed and peak memory."""
-    if args.score_only:  # trained already (e.g. resumed by hand): its metrics, no timings
-        return {"seconds": None, "peak_mb": None} | trained(run)
+    if args.score_only:  # trained already (e.g. resumed by hand): timings kept from its JSON
+        path = run.with_suffix(".json")
+        before = json.loads(path.read_text()) if path.is_file() else {}
+        return {k: before.get(k) for k in ("seconds", "peak_mb")} | trained(run)
     shutil.rmtree(run, ignore_errors=True)  # a race starts afresh
     cmd = [*AIAYN, "train", "--data", str(data), "--out", str(run), "--preset", "small"]
     # minutes alone: the short recipe's 1,000-step cap lifted, so the clock decides
@@ -84,14 +86,17 @@ def score(args, run: Path, multi: Path, pairs: list[tuple[str, str]], tagged: bo
 
     data = DataDir(multi)
     langs = sorted({x for d in data.meta.directions for x in d.split("-")})
-    if tagged:
-        by_lang = {tgt: open_translator(run, tgt_lang=tgt) for _, tgt in pairs}
-        translate = lambda lines, tgt: by_lang[tgt].translate(lines)  # noqa: E731
-    else:  # a bilingual model has one output language
-        one = open_translator(run)
-        translate = lambda lines, tgt: one.translate(lines)  # noqa: E731
+    by_lang = {tgt: open_translator(run, tgt_lang=tgt if tagged else None) for _, tgt in pairs}
+    distinct = []  # per direction, in order: the share of different outputs
+
+    def translate(lines: list[str], tgt: str) -> list[str]:
+        outputs = by_lang[tgt].translate(lines)
+        distinct.append(len(set(outputs)) / max(1, len(outputs)))
+        return outputs
+
     found = evaluate_directions(data, "test", pairs, translate, Identifier(langs), n=args.n)
-    return [asdict(r) for r in found]
+    # distinct outputs: a model that ignores its source writes the same few lines for all
+    return [asdict(r) | {"distinct": share} for r, share in zip(found, distinct, strict=True)]
 
 
 def system(args) -> dict:
@@ -135,6 +140,11 @@ def system(args) -> dict:
     }
 
 
+def distinct(direction: dict) -> str:
+    share = direction.get("distinct")  # not recorded before 2026-11-27
+    return "-" if share is None else f"{round(share * direction['sentences'])}"
+
+
 def minutes(seconds: float | None) -> str:
     return "-" if seconds is None else f"{seconds / 60:.0f}"
 
@@ -155,7 +165,11 @@ def report(out: Path) -> str:
             f"| {r.get('threads', '-')} "
             f"| {r['steps']:,} | {r['tokens_per_s'] or 0:,} | {r['peak_mb'] or 0:,} | {r['cpu']} |"
         )
-    lines += ["", "| direction | model | chrF | BLEU | off-target |", "|---|---|---|---|---|"]
+    lines += [
+        "",
+        "| direction | model | chrF | BLEU | off-target | different outputs |",
+        "|---|---|---|---|---|---|",
+    ]
     for name, r in found.items():
         for d in r["directions"]:
             kind = (
@@ -166,7 +180,7 @@ def report(out: Path) -> str:
             bleu = "-" if d["bleu"] is None else f"{d['bleu']:.2f}"
             lines.append(
                 f"| {d['direction']} | {kind} | {d['chrf']:.2f} | {bleu} "
-                f"| {100 * d['off_target']:.1f}% |"
+                f"| {100 * d['off_target']:.1f}% | {distinct(d)} |"
             )
     return "\n".join(lines)
 
