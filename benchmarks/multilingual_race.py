@@ -67,7 +67,9 @@ def train(args, data: Path, run: Path) -> dict:
 
 def trained(run: Path) -> dict:
     """The updates a run made and its median logged speed."""
-    metrics = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
+    from aiayn.train.metrics import read_metrics
+
+    metrics = read_metrics(run)  # a run killed mid-line still reads
     speeds = sorted(m["tokens_per_s"] for m in metrics if m["kind"] == "train")
     return {
         "steps": max((m["step"] for m in metrics), default=0),
