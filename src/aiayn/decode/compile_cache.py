@@ -111,7 +111,11 @@ def build(step: DecoderStep, path: Path):
             "(Debian: apt-get install g++) or decode without --compile"
         )
     K = step.group
-    B, S, C = (Dim(name, min=1, max=LARGEST) for name in "BSC")
+    B, C = (Dim(name, min=1, max=LARGEST) for name in "BC")
+    # The source length as a hint, not a named Dim: repeating each source's keys for its
+    # beams makes guards (min(S, K*S) == S) that torch 2.11 cannot prove of a named Dim and
+    # refuses; under torch 2.13 the compiled code is the same either way.
+    S = Dim.DYNAMIC(min=1, max=LARGEST)
     rows = B * K if K > 1 else B
     per_layer = [{0: rows, 2: C}] * step.model.cfg.n_decoder_layers
     history = {0: rows, 1: C} if K > 1 else None

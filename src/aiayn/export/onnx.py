@@ -63,6 +63,10 @@ class DecoderStepGraph(nn.Module):
         src_mask: Tensor,
     ) -> tuple[Tensor, Tensor, Tensor]:
         P = self_k.shape[3]
+        # Keys and values share the past length P. torch 2.11's export gives the two inputs
+        # their own symbols despite one Dim; without this fact the value cache's write at
+        # [P : P + 1] has a length it cannot decide (torch 2.13 infers it).
+        torch._check(self_v.shape[3] == P)
         room = self_k.new_zeros(*self_k.shape[:3], 1, self_k.shape[4])  # (N, B, H, 1, Dh)
         cache = KVCache(  # the P past steps and room for this one, written in place
             self_k=tuple(torch.cat((self_k, room), dim=3).unbind(0)),  # per layer (B, H, P+1, Dh)
