@@ -5,8 +5,8 @@
 
 Steps (benchmarks/gpu_steps.py), each in its own child process with its own time limit, so
 that a failure or a hang is reported and the others still run:
-1. tests: the CUDA test suite (AIAYN_TEST_DEVICE) - model, decoding, training, nn - whose
-   tests run fp32 and bf16 autocast, then the fp16 tests;
+1. tests: the fp16 tests, then the CUDA test suite (AIAYN_TEST_DEVICE) - model, nn, decoding,
+   training - whose tests run fp32 and bf16 autocast; not those marked `cpu` (gloo processes);
 2. matmul: the card's measured bf16 and fp16 matrix-product rate (the peak for MFU);
 3. train_speed: the `base` preset (37,000-piece vocabulary) on batches of ~25,000 target
    tokens with the Bible's real lengths, bf16: target tokens/s and MFU for aiayn eager, aiayn

@@ -53,13 +53,14 @@ def half_dtypes(device: torch.device) -> dict[str, torch.dtype]:
 
 
 def tests(a: argparse.Namespace) -> dict:
-    """pytest with the device as torch's default (tests/conftest.py): the model, nn, training
-    and decoding tests (fp32 and bf16 autocast inside them), one folder at a time, then the fp16
-    tests. Each folder's result is saved when it ends, and pytest's verbose output goes to
-    WORK/tests.log, whose last lines the report shows if the step runs out of time."""
+    """pytest with the device as torch's default (tests/conftest.py): the fp16 tests, then the
+    model, nn, decoding and training tests (fp32 and bf16 autocast inside them), one folder at a
+    time, leaving out those marked `cpu` (they run on the CPU whatever the device). Each folder's
+    result is saved when it ends, and pytest's verbose output goes to WORK/tests.log, whose last
+    lines the report shows if the step runs out of time."""
     env = os.environ | {"AIAYN_TEST_DEVICE": a.device}
-    folders = ["tests/model", "tests/nn", "tests/train", "tests/decode"]
-    suites = {folder: [folder] for folder in folders} | {"fp16": [*folders, "-k", "fp16"]}
+    folders = ["tests/model", "tests/nn", "tests/decode", "tests/train"]  # the longest last
+    suites = {"fp16": [*folders, "-k", "fp16"]} | {folder: [folder] for folder in folders}
     if a.tiny:  # a few files: the plumbing, not the suite
         suites = {"tests/decode": ["tests/decode/test_rules.py"]}
         suites["fp16"] = ["tests/train/test_fp16.py"]
@@ -68,6 +69,7 @@ def tests(a: argparse.Namespace) -> dict:
     out = {}
     for name, args in suites.items():
         cmd = [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", *args]
+        cmd += ["-m", "not slow and not cpu"]  # `cpu`: gloo processes, on the CPU anyway
         cmd += ["--continue-on-collection-errors", "--durations=5"]  # a missing package: one file
         cmd += pytest_plugins_args(a.tiny)
         with log.open("a", encoding="utf-8") as written:

@@ -8,6 +8,8 @@ import pytest
 
 from aiayn.train.metrics import read_metrics
 
+pytestmark = pytest.mark.cpu  # gloo on the CPU, whatever the test device
+
 SETTINGS = [
     "--device",
     "cpu",

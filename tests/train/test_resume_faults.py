@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from aiayn import layout
 from tests.conftest import TINY_RUN
 from tests.train.test_resume import (
@@ -117,6 +119,7 @@ def test_sigkill_in_bf16_loses_nothing(tiny_data, tmp_path):
     kill_three_times_and_resume(tmp_path, Launcher(tmp_path, 1), args, 30)
 
 
+@pytest.mark.cpu  # gloo on the CPU, whatever the test device
 def test_sigkill_of_one_of_two_gloo_processes_loses_nothing(tiny_data, tmp_path):
     args = ["train", "--data", str(tiny_data), "--device", "cpu", *TINY_RUN, "save_every=1"]
     args += ["--max-steps", "16"]
