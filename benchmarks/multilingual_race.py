@@ -89,16 +89,16 @@ def score(args, run: Path, multi: Path, pairs: list[tuple[str, str]], tagged: bo
     data = DataDir(multi)
     langs = sorted({x for d in data.meta.directions for x in d.split("-")})
     by_lang = {tgt: open_translator(run, tgt_lang=tgt if tagged else None) for _, tgt in pairs}
-    distinct = []  # per direction, in order: the share of different outputs
+    different = []  # per direction, in order: how many of its outputs differ
 
     def translate(lines: list[str], tgt: str) -> list[str]:
         outputs = by_lang[tgt].translate(lines)
-        distinct.append(len(set(outputs)) / max(1, len(outputs)))
+        different.append(len(set(outputs)))
         return outputs
 
     found = evaluate_directions(data, "test", pairs, translate, Identifier(langs), n=args.n)
-    # distinct outputs: a model that ignores its source writes the same few lines for all
-    return [asdict(r) | {"distinct": share} for r, share in zip(found, distinct, strict=True)]
+    # different outputs: a model that ignores its source writes the same few lines for all
+    return [asdict(r) | {"different_outputs": n} for r, n in zip(found, different, strict=True)]
 
 
 def system(args) -> dict:
@@ -142,9 +142,9 @@ def system(args) -> dict:
     }
 
 
-def distinct(direction: dict) -> str:
-    share = direction.get("distinct")  # not recorded before 2026-11-27
-    return "-" if share is None else f"{round(share * direction['sentences'])}"
+def different(direction: dict) -> str:
+    count = direction.get("different_outputs")  # not recorded before 2026-11-27
+    return "-" if count is None else str(count)
 
 
 def minutes(seconds: float | None) -> str:
@@ -182,7 +182,7 @@ def report(out: Path) -> str:
             bleu = "-" if d["bleu"] is None else f"{d['bleu']:.2f}"
             lines.append(
                 f"| {d['direction']} | {kind} | {d['chrf']:.2f} | {bleu} "
-                f"| {100 * d['off_target']:.1f}% | {distinct(d)} |"
+                f"| {100 * d['off_target']:.1f}% | {different(d)} |"
             )
     return "\n".join(lines)
 
