@@ -147,6 +147,10 @@ def different(direction: dict) -> str:
     return "-" if count is None else str(count)
 
 
+def count(n: int | None) -> str:
+    return "-" if not n else f"{n:,}"  # not measured: a run trained by hand
+
+
 def minutes(seconds: float | None) -> str:
     return "-" if seconds is None else f"{seconds / 60:.0f}"
 
@@ -165,7 +169,7 @@ def report(out: Path) -> str:
         lines.append(
             f"| {name} | {budget} | {minutes(r['seconds'])} | {r.get('precision', '-')} "
             f"| {r.get('threads', '-')} "
-            f"| {r['steps']:,} | {r['tokens_per_s'] or 0:,} | {r['peak_mb'] or 0:,} | {r['cpu']} |"
+            f"| {r['steps']:,} | {r['tokens_per_s'] or 0:,} | {count(r['peak_mb'])} | {r['cpu']} |"
         )
     lines += [
         "",
