@@ -406,10 +406,16 @@ def train_run(a: argparse.Namespace) -> dict:
     if a.tiny:
         cmd += ["--max-tokens", "300", "--set", "valid_every=0", "valid_bleu_sentences=20"]
         cmd += ["log_every=1"]
+    log = Path(a.work) / "train_run.log"  # the report shows its last lines if time runs out
     started = time.monotonic()
-    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    with log.open("w", encoding="utf-8") as written:
+        unbuffered = os.environ | {"PYTHONUNBUFFERED": "1"}  # each line as it is printed
+        done = subprocess.run(
+            cmd, cwd=ROOT, env=unbuffered, stdout=written, stderr=subprocess.STDOUT
+        )
     if done.returncode:
-        raise RuntimeError(f"aiayn train exited {done.returncode}: {done.stderr[-2000:]}")
+        tail = log.read_text(encoding="utf-8")[-2000:]
+        raise RuntimeError(f"aiayn train exited {done.returncode}: {tail}")
     metrics = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     valid = [m for m in metrics if m["kind"] in ("valid", "averaged")]
     train = [m["tokens_per_s"] for m in metrics if m["kind"] == "train"]
