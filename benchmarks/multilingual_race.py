@@ -142,13 +142,10 @@ def system(args) -> dict:
     }
 
 
-def different(direction: dict) -> str:
-    count = direction.get("different_outputs")  # not recorded before 2026-11-27
-    return "-" if count is None else str(count)
-
-
 def count(n: int | None) -> str:
-    return "-" if not n else f"{n:,}"  # not measured: a run trained by hand
+    """A count, or "-" where none was measured (peak memory of a run trained by hand,
+    different outputs before 2026-11-27)."""
+    return "-" if n is None else f"{n:,}"
 
 
 def minutes(seconds: float | None) -> str:
@@ -186,7 +183,7 @@ def report(out: Path) -> str:
             bleu = "-" if d["bleu"] is None else f"{d['bleu']:.2f}"
             lines.append(
                 f"| {d['direction']} | {kind} | {d['chrf']:.2f} | {bleu} "
-                f"| {100 * d['off_target']:.1f}% | {different(d)} |"
+                f"| {100 * d['off_target']:.1f}% | {count(d.get('different_outputs'))} |"
             )
     return "\n".join(lines)
 
