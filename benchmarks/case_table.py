@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/case_table.py --model NAME=RUN:DATA [NAME=RUN:DATA ...] \
         [--split test] [--json benchmarks/results-case.json]
+    .venv/bin/python benchmarks/case_table.py --seeds REPORT.json [REPORT.json ...]
 
 For each model (a run directory and the data directory it was trained on), the test sources as
 they are, upper-cased and title-cased (`aiayn.data.casing`, as `aiayn evaluate --case` makes
@@ -11,6 +12,11 @@ case-insensitive (sacreBLEU's lowercase=True), chrF, length ratio and the share 
 that repeat themselves. A model trained with case_augment answers capitals with capitals, so
 what cased input costs is read case-insensitively ("loss" = plain minus cased, both
 case-insensitive). Prints the table for benchmarks/README.md and writes the JSON.
+
+--seeds reads reports already written and pairs every augmented model with the unaugmented one
+of the same vocabulary and seed (same initialisation, same batches but for the cased pairs):
+per setting, how far plain BLEU moved and what share of the upper-case loss is left, per seed
+and their mean - the two numbers of issue 31's bar (at most 0.5, at most half).
 """
 
 from __future__ import annotations
@@ -93,13 +99,70 @@ def table(results: dict) -> str:
     return "\n".join(rows)
 
 
+def setting(r: dict) -> tuple[str, int, float, str]:
+    """Vocabulary (data directory), updates, case_augment and its sides."""
+    t = r["training"]
+    return Path(t["data"]).name, t["steps"], t["case_augment"], t.get("case_augment_sides", "both")
+
+
+def plain_and_loss(r: dict) -> tuple[float, float]:
+    """Plain BLEU and what upper-cased input loses, both case-insensitive."""
+    plain = r["scores"]["as-is"]["bleu_lowercase"]
+    return plain, plain - r["scores"]["upper"]["bleu_lowercase"]
+
+
+def seeds_table(results: dict) -> str:
+    """Each augmented setting against no augmentation on the same vocabulary and updates,
+    seed by seed."""
+    unaugmented = {
+        (*setting(r)[:2], r["training"]["seed"]): r
+        for r in results.values()
+        if r["training"]["case_augment"] == 0
+    }
+    paired: dict[tuple, list[tuple[int, float, float]]] = {}
+    for r in results.values():
+        key, seed = setting(r), r["training"]["seed"]
+        base = unaugmented.get((*key[:2], seed))
+        if key[2] == 0 or base is None:
+            continue
+        (plain, loss), (plain0, loss0) = plain_and_loss(r), plain_and_loss(base)
+        paired.setdefault(key, []).append((seed, plain - plain0, loss / loss0))
+    rows = [
+        "| vocabulary | updates | case_augment, sides | seeds | plain BLEU moved (ci) | mean "
+        "| upper's loss left | mean |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for (vocab, steps, fraction, sides), found in sorted(paired.items()):
+        found.sort()
+        moves = ", ".join(f"{m:+.2f}" for _, m, _ in found)
+        shares = ", ".join(f"{s:.0%}" for _, _, s in found)
+        mean_move = sum(m for _, m, _ in found) / len(found)
+        mean_share = sum(s for _, _, s in found) / len(found)
+        seeds = ", ".join(str(seed) for seed, _, _ in found)
+        rows.append(
+            f"| {vocab} | {steps:,} | {fraction}, {sides} | {seeds} | {moves} | {mean_move:+.2f} "
+            f"| {shares} | {mean_share:.0%} |"
+        )
+    return "\n".join(rows)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--model", nargs="+", required=True, metavar="NAME=RUN:DATA")
+    group = p.add_mutually_exclusive_group(required=True)
+    group.add_argument("--model", nargs="+", metavar="NAME=RUN:DATA")
+    group.add_argument("--seeds", nargs="+", type=Path, metavar="REPORT.json")
     p.add_argument("--split", default="test", choices=["valid", "test"])
     p.add_argument("--n", type=int, default=None, help="the first N lines (default: all)")
     p.add_argument("--json", type=Path, default=Path("benchmarks/results-case.json"))
     args = p.parse_args()
+    if args.seeds:
+        merged = {}
+        for path in args.seeds:
+            merged.update(json.loads(path.read_text(encoding="utf-8"))["results"])
+        print(table(merged))
+        print()
+        print(seeds_table(merged))
+        return
     results = {}
     for name, run, data in map(parse_model, args.model):
         results[name] = measure(run, data, args.split, args.n)
