@@ -14,9 +14,9 @@ what cased input costs is read case-insensitively ("loss" = plain minus cased, b
 case-insensitive). Prints the table for benchmarks/README.md and writes the JSON.
 
 --seeds reads reports already written and pairs every augmented model with the unaugmented one
-of the same vocabulary and seed (same initialisation, same batches but for the cased pairs):
-per setting, how far plain BLEU moved and what share of the upper-case loss is left, per seed
-and their mean - the two numbers of issue 31's bar (at most 0.5, at most half).
+of the same vocabulary, updates and seed (same initialisation, same batches but for the cased
+pairs): per setting, how far plain BLEU moved and what share of the upper-case loss is left,
+per seed and their mean - the two numbers of issue 31's bar (at most 0.5, at most half).
 """
 
 from __future__ import annotations
@@ -81,6 +81,11 @@ def measure(run: Path, data: Path, split: str, n: int | None) -> dict:
     return {"search": translator.search_origin, "training": training(run), "scores": found}
 
 
+def loss(scores: dict, case: str) -> float:
+    """What cased input loses: plain minus cased BLEU, both case-insensitive."""
+    return scores["as-is"]["bleu_lowercase"] - scores[case]["bleu_lowercase"]
+
+
 def table(results: dict) -> str:
     rows = [
         "| model | steps | plain cs / ci | upper cs / ci | title cs / ci "
@@ -90,8 +95,7 @@ def table(results: dict) -> str:
     for name, r in results.items():
         s = r["scores"]
         cells = [f"{s[c]['bleu']:.2f} / {s[c]['bleu_lowercase']:.2f}" for c in CASES]
-        plain = s["as-is"]["bleu_lowercase"]
-        losses = [f"{plain - s[c]['bleu_lowercase']:.2f}" for c in ("upper", "title")]
+        losses = [f"{loss(s, c):.2f}" for c in ("upper", "title")]
         up = s["upper"]
         shape = f"{up['length_ratio']:.3f}, {up['repetition_pct']:.1f}%"
         steps = r["training"]["steps"]
@@ -103,12 +107,6 @@ def setting(r: dict) -> tuple[str, int, float, str]:
     """Vocabulary (data directory), updates, case_augment and its sides."""
     t = r["training"]
     return Path(t["data"]).name, t["steps"], t["case_augment"], t.get("case_augment_sides", "both")
-
-
-def plain_and_loss(r: dict) -> tuple[float, float]:
-    """Plain BLEU and what upper-cased input loses, both case-insensitive."""
-    plain = r["scores"]["as-is"]["bleu_lowercase"]
-    return plain, plain - r["scores"]["upper"]["bleu_lowercase"]
 
 
 def seeds_table(results: dict) -> str:
@@ -125,8 +123,9 @@ def seeds_table(results: dict) -> str:
         base = unaugmented.get((*key[:2], seed))
         if key[2] == 0 or base is None:
             continue
-        (plain, loss), (plain0, loss0) = plain_and_loss(r), plain_and_loss(base)
-        paired.setdefault(key, []).append((seed, plain - plain0, loss / loss0))
+        s, s0 = r["scores"], base["scores"]
+        moved = s["as-is"]["bleu_lowercase"] - s0["as-is"]["bleu_lowercase"]
+        paired.setdefault(key, []).append((seed, moved, loss(s, "upper") / loss(s0, "upper")))
     rows = [
         "| vocabulary | updates | case_augment, sides | seeds | plain BLEU moved (ci) | mean "
         "| upper's loss left | mean |",
