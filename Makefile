@@ -27,10 +27,11 @@ allocator:
 
 # torch is pinned and installed first: a CPU wheel lies on this disk, while a loose `torch`
 # requirement would pull a multi-GB CUDA build. The package's own range is then satisfied.
+# --no-cache-dir: the wheels are not kept a second time in ~/.cache (a small disk filled up once).
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet "torch==2.13.0"
-	$(PY) -m pip install --quiet -e ".[dev]"
+	$(PY) -m pip install --quiet --no-cache-dir "torch==2.13.0"
+	$(PY) -m pip install --quiet --no-cache-dir -e ".[dev]"
 	touch $(STAMP)
 
 # Every test: the quick ones (`pytest -q` alone leaves out those marked slow) and the slow ones.

@@ -1,7 +1,7 @@
 """Bad case-robustness settings: `aiayn train --set case_augment=...` outside [0, 1] or not a
-number, or beside guided alignment, an unknown case_augment_sides, an unknown `aiayn evaluate
---case`, and `aiayn prepare --case-copies` outside [0, 1] (bilingual and with --langs; the data
-directory left as it was)."""
+number, or beside guided alignment, an unknown case_augment_sides or case_augment_mode, an
+unknown `aiayn evaluate --case`, and `aiayn prepare --case-copies` outside [0, 1] (bilingual and
+with --langs; the data directory left as it was)."""
 
 from __future__ import annotations
 
@@ -44,6 +44,12 @@ CASES = [
         train_with("case_augment=0.1", "case_augment_sides=target"),
         2,
         ("case_augment_sides='target'", "choose one of", "both", "source"),
+    ),
+    Case(
+        "train --set case_augment=0.1 case_augment_mode=append",
+        train_with("case_augment=0.1", "case_augment_mode=append"),
+        2,
+        ("case_augment_mode='append'", "choose one of", "replace", "add"),
     ),
     Case(
         "evaluate --case lower",

@@ -110,6 +110,7 @@ class ModelConfig(FrozenConfig):
 
 PRECISIONS = ("fp32", "bf16", "fp16")
 CASE_SIDES = ("both", "source")  # case_augment: what is cased
+CASE_MODES = ("replace", "add")  # case_augment: a cased pair in place of its own, or beside it
 
 
 @dataclass(frozen=True)
@@ -159,6 +160,9 @@ class TrainConfig(FrozenConfig):
     # "source": only the source is cased and the target stays as written, so capitals are
     # answered in ordinary case and the decoder never writes the long cased pieces
     case_augment_sides: str = "both"
+    # "add": the chosen pairs' cased copies join the batch that holds them, so every update keeps
+    # the ordinary pairs it has at case_augment=0 (the same batches) and costs a little more
+    case_augment_mode: str = "replace"
 
     def __post_init__(self) -> None:
         problems = []
@@ -196,6 +200,10 @@ class TrainConfig(FrozenConfig):
         if self.case_augment_sides not in CASE_SIDES:
             problems.append(
                 f"case_augment_sides={self.case_augment_sides!r}; choose one of {CASE_SIDES}"
+            )
+        if self.case_augment_mode not in CASE_MODES:
+            problems.append(
+                f"case_augment_mode={self.case_augment_mode!r}; choose one of {CASE_MODES}"
             )
         if self.case_augment and self.guided_alignment:
             problems.append(

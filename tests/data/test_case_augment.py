@@ -15,14 +15,14 @@ from aiayn.data.vocab import Tokenizer
 
 
 def augment(
-    data, fraction, seed=1, max_tokens=4096, sides="both"
+    data, fraction, seed=1, max_tokens=4096, sides="both", mode="replace"
 ) -> tuple[CaseAugment, ParallelData]:
     files = DataDir.open(data)
     pairs = ParallelData(files, "train")
     texts = (files.text("train", "src"), files.text("train", "tgt"))
     lengths = (pairs.src_lengths, pairs.tgt_lengths)
     tokenizer = Tokenizer(files.tokenizer)
-    made = CaseAugment(fraction, seed, texts, tokenizer, lengths, max_tokens, 8, sides)
+    made = CaseAugment(fraction, seed, texts, tokenizer, lengths, max_tokens, 8, sides, mode)
     return made, pairs
 
 
@@ -46,9 +46,9 @@ def test_chosen_pairs_are_cased_on_both_sides_and_re_encoded(tiny_data):
     files, tokenizer = DataDir.open(tiny_data), Tokenizer(DataDir.open(tiny_data).tokenizer)
     src_text, tgt_text = files.lines("train", "src"), files.lines("train", "tgt")
     cased = made.epoch(0)
-    assert len(cased.replaced) == round(0.5 * len(pairs))
+    assert len(cased.cased) == round(0.5 * len(pairs))
     kinds = []
-    for i, (src, tgt) in cased.replaced.items():
+    for i, (src, tgt) in cased.cased.items():
         ids = [src.tolist(), tgt.tolist()]
         up = tokenizer.encode([upper_case(src_text[i]), upper_case(tgt_text[i])])
         title = tokenizer.encode([title_case(src_text[i]), title_case(tgt_text[i])])
@@ -56,7 +56,7 @@ def test_chosen_pairs_are_cased_on_both_sides_and_re_encoded(tiny_data):
         kinds.append(ids == up)
         assert (cased.src_lengths[i], cased.tgt_lengths[i]) == (len(src), len(tgt))
     assert sum(kinds) == (len(kinds) + 1) // 2
-    untouched = np.setdiff1d(np.arange(len(pairs)), list(cased.replaced))
+    untouched = np.setdiff1d(np.arange(len(pairs)), list(cased.cased))
     assert np.array_equal(cased.src_lengths[untouched], pairs.src_lengths[untouched])
 
 
@@ -66,17 +66,17 @@ def test_with_sides_source_only_the_source_is_cased(tiny_data):
     files = DataDir.open(tiny_data)
     tokenizer, src_text = Tokenizer(files.tokenizer), files.lines("train", "src")
     cased, cased_both = made.epoch(0), both.epoch(0)
-    assert cased.replaced.keys() == cased_both.replaced.keys()  # the same draw
+    assert cased.cased.keys() == cased_both.cased.keys()  # the same draw
     changed = 0
-    for i, (src, tgt) in cased.replaced.items():
-        assert np.array_equal(src, cased_both.replaced[i][0])  # cased as with both sides
+    for i, (src, tgt) in cased.cased.items():
+        assert np.array_equal(src, cased_both.cased[i][0])  # cased as with both sides
         changed += src.tolist() != tokenizer.encode([src_text[i]])[0]
         # the target as prepare encoded it: the split's own ids, bit for bit
         assert tgt is None, i
-        batch = pairs.collate(np.array([i]), 1, cased.replaced)
+        batch = pairs.collate(np.array([i]), 1, **cased.collate_args())
         assert batch.tgt_out[0, :-1].tolist() == pairs.pair(i)[1].tolist(), i
         assert batch.src[0, :-1].tolist() == src.tolist(), i
-    assert changed > len(cased.replaced) / 2  # a line already in title case may stay as it was
+    assert changed > len(cased.cased) / 2  # a line already in title case may stay as it was
     assert np.array_equal(cased.tgt_lengths, pairs.tgt_lengths)
 
 
@@ -89,7 +89,7 @@ def test_batches_follow_the_cased_lengths_and_stay_in_budget(tiny_data):
         cased = made.epoch(epoch)
         seen = []
         for indices in sampler:
-            batch = pairs.collate(indices, 8, cased.replaced)
+            batch = pairs.collate(indices, 8, **cased.collate_args())
             assert batch.src.numel() <= 200 and batch.tgt_in.numel() <= 200
             seen.extend(indices.tolist())
         assert sorted(seen) == list(range(len(pairs)))  # each pair once
@@ -103,10 +103,10 @@ def test_a_pair_too_long_once_cased_keeps_its_ordinary_form(tiny_data):
     made, _ = augment(tiny_data, 1.0, max_tokens=-(-longest // 8) * 8)
     cased = made.epoch(0)
     grew = (cased.src_lengths > pairs.src_lengths) | (cased.tgt_lengths > pairs.tgt_lengths)
-    assert 0 < len(cased.replaced) < len(pairs)
-    for i in cased.replaced:
+    assert 0 < len(cased.cased) < len(pairs)
+    for i in cased.cased:
         assert max(cased.src_lengths[i], cased.tgt_lengths[i]) + 1 <= -(-longest // 8) * 8
-    assert grew.sum() <= len(cased.replaced)
+    assert grew.sum() <= len(cased.cased)
 
 
 def test_resuming_with_another_fraction_is_refused(tiny_data):
@@ -124,6 +124,42 @@ def test_resuming_with_another_fraction_is_refused(tiny_data):
     with pytest.raises(ValueError, match=r"case_augment=0\.2 case_augment_sides=source, not --set"):
         with_cases.load_state_dict(source_only.state_dict())
     assert "case_sides" not in with_cases.state_dict()  # both sides: state.json as before
+    added = TokenBatchSampler(
+        *lengths, **options, epoch_lengths=augment(tiny_data, 0.2, mode="add")[0]
+    )
+    with pytest.raises(ValueError, match=r"case_augment=0\.2 case_augment_mode=add, not --set"):
+        with_cases.load_state_dict(added.state_dict())
+    assert "case_mode" not in with_cases.state_dict()  # replace: state.json as before
+
+
+def test_added_copies_keep_the_batches_of_none_and_join_them(tiny_data):
+    made, pairs = augment(tiny_data, 0.5, sides="source", mode="add")
+    replacing, _ = augment(tiny_data, 0.5, sides="source")
+    options = dict(max_tokens=200, seed=1, pad_to=8)
+    lengths = (pairs.src_lengths, pairs.tgt_lengths)
+    with_copies = TokenBatchSampler(*lengths, **options, epoch_lengths=made)
+    without = TokenBatchSampler(*lengths, **options)
+    copies = 0
+    for epoch in range(2):
+        cased = made.epoch(epoch)
+        assert cased.cased.keys() == replacing.epoch(epoch).cased.keys()  # the same draw
+        assert np.array_equal(cased.src_lengths, pairs.src_lengths)  # batched as at P = 0
+        for indices, plain in zip(with_copies, without, strict=True):
+            assert np.array_equal(indices, plain)
+            batch, alone = pairs.collate(indices, 8, **cased.collate_args()), pairs.collate(plain)
+            extra = [int(i) for i in indices if int(i) in cased.cased]
+            assert len(batch.src) == len(indices) + len(extra)
+            for row in range(len(indices)):  # the ordinary pairs, as they were
+                assert batch.src[row, : alone.src.shape[1]].tolist() == alone.src[row].tolist()
+            for row, i in enumerate(extra, start=len(indices)):  # then a cased copy of each
+                src = cased.cased[i][0].tolist()
+                assert batch.src[row, : len(src)].tolist() == src
+                assert batch.tgt_out[row, : len(pairs.pair(i)[1])].tolist() == (
+                    pairs.pair(i)[1].tolist()
+                )
+            copies += len(extra)
+    assert copies == 2 * round(0.5 * len(pairs))  # none too long for this budget
+    assert with_copies.state_dict()["case_mode"] == "add"
 
 
 # sha256 (first 16 hex digits) of two epochs of collated batches, computed with main's code

@@ -28,6 +28,7 @@ class SamplerState:
     temperature: float | None = None  # direction sampling (direction_sampling.py); else None
     case_augment: float | None = None  # the fraction of pairs cased (case_augment.py); else None
     case_sides: str | None = None  # "source" where only sources are cased; else None (both)
+    case_mode: str | None = None  # "add" where cased copies join their pairs; else None
 
 
 class EpochLengths(Protocol):
@@ -35,6 +36,7 @@ class EpochLengths(Protocol):
 
     fraction: float
     sides: str  # "both" or "source": what is cased
+    mode: str  # "replace" or "add": a cased pair in place of its own, or beside it
 
     def lengths(self, epoch: int) -> tuple[np.ndarray, np.ndarray]:
         """(N,) source and target pieces of every pair in this epoch."""
@@ -173,7 +175,10 @@ class TokenBatchSampler:
         cased = self.epoch_lengths
         fraction = cased.fraction if cased is not None else None
         sides = cased.sides if cased is not None and cased.sides != "both" else None
-        return SamplerState(self.epoch, self.position, self.seed, self.temperature, fraction, sides)
+        mode = cased.mode if cased is not None and cased.mode != "replace" else None
+        return SamplerState(
+            self.epoch, self.position, self.seed, self.temperature, fraction, sides, mode
+        )
 
     def state_dict(self) -> dict:
         """The state as state.json holds it (no temperature key for bilingual data, no
@@ -191,10 +196,11 @@ class TokenBatchSampler:
             )
             raise ValueError(f"the data position is one of {was}, not {now}; resume with {was}")
         mine = self.state()
-        if (restored.case_augment, restored.case_sides) != (mine.case_augment, mine.case_sides):
-            was, now = (  # other pairs cased, or other sides: other batches
+        if _cases(restored) != _cases(mine):
+            was, now = (  # other pairs cased, other sides, another mode: other batches
                 f"--set case_augment={s.case_augment or 0}"
                 + (f" case_augment_sides={s.case_sides}" if s.case_sides else "")
+                + (f" case_augment_mode={s.case_mode}" if s.case_mode else "")
                 for s in (restored, mine)
             )
             raise ValueError(f"the data position is one of {was}, not {now}; resume with {was}")
@@ -205,3 +211,8 @@ class TokenBatchSampler:
                 f"{restored.epoch}'s {n} batches: was it saved for other data or settings?"
             )
         self.epoch, self.position = restored.epoch, restored.position
+
+
+def _cases(state: SamplerState) -> tuple:
+    """What a state says of case augmentation (the pairs cased, and how)."""
+    return state.case_augment, state.case_sides, state.case_mode

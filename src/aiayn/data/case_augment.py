@@ -4,6 +4,8 @@ run's SentencePiece model - the approach of the Firefox translation models
 (mozilla/translations), so that ALL-CAPS and Title-Case input translates as ordinary text does.
 With sides "source" (`--set case_augment_sides=source`) only the source is cased: the model
 learns to answer capitals in ordinary case, and its decoder never meets the cased pieces.
+With mode "add" (`--set case_augment_mode=add`) a cased pair does not take its ordinary pair's
+place: it joins the batch that holds it as a copy, and the batches are those of P = 0.
 
 The choice is a pure function of (seed, epoch), drawn from its own random stream, so resuming
 stays exact and the batch order of P = 0 is untouched. The cased pairs' new lengths are what
@@ -47,9 +49,14 @@ class CasedEpoch:
     """One epoch's cased pairs: their ids, and every pair's length as the sampler sees it."""
 
     # pair -> (source ids, target ids; None: the pair's own target)
-    replaced: dict[int, tuple[np.ndarray, np.ndarray | None]]
-    src_lengths: np.ndarray  # (N,) pieces, the cased pairs' new lengths included
+    cased: dict[int, tuple[np.ndarray, np.ndarray | None]]
+    src_lengths: np.ndarray  # (N,) pieces, the cased pairs' new lengths included ("replace")
     tgt_lengths: np.ndarray  # (N,)
+    added: bool = False  # True: each cased pair joins its ordinary one's batch ("add")
+
+    def collate_args(self) -> dict:
+        """ParallelData.collate's keyword for these pairs: `replaced` or `added`."""
+        return {"added" if self.added else "replaced": self.cased}
 
 
 class CaseAugment:
@@ -65,12 +72,14 @@ class CaseAugment:
         max_tokens: int,
         pad_to: int = 1,
         sides: str = "both",
+        mode: str = "replace",
     ) -> None:
         """texts: the split's source and target text (the lines its ids were encoded from);
         lengths: (N,) source and target pieces per pair, as the split holds them; sides:
-        "both" or "source" (the target kept as the split holds it)."""
+        "both" or "source" (the target kept as the split holds it); mode: "replace" (a cased
+        pair instead of its ordinary one) or "add" (beside it, in the same batch)."""
         self.fraction, self.seed, self.texts, self.tokenizer = fraction, seed, texts, tokenizer
-        self.sides = sides
+        self.sides, self.mode = sides, mode
         self.src_lengths, self.tgt_lengths = (np.asarray(x, np.int64) for x in lengths)
         self.max_tokens, self.pad_to = max_tokens, pad_to
         for path in texts:
@@ -105,18 +114,20 @@ class CaseAugment:
         # source only: the target is the split's own (None in `replaced`), not read again
         targets = cased(self.texts[1]) if self.sides == "both" else [None] * len(sources)
         src_lengths, tgt_lengths = self.src_lengths.copy(), self.tgt_lengths.copy()
-        replaced = {}
+        added = self.mode == "add"
+        chosen_ids = {}
         for i, src, tgt in zip(chosen.tolist(), sources, targets, strict=True):
             tgt_len = len(tgt) if tgt is not None else int(tgt_lengths[i])
             longest = max(round_up(len(src) + 1, self.pad_to), round_up(tgt_len + 1, self.pad_to))
             if longest > self.max_tokens:  # too long for a batch of its own: left as it was
                 continue
-            replaced[i] = (
+            chosen_ids[i] = (
                 np.asarray(src, np.int64),
                 None if tgt is None else np.asarray(tgt, np.int64),
             )
-            src_lengths[i], tgt_lengths[i] = len(src), tgt_len
-        return CasedEpoch(replaced, src_lengths, tgt_lengths)
+            if not added:  # an added copy leaves the batches as they are at P = 0
+                src_lengths[i], tgt_lengths[i] = len(src), tgt_len
+        return CasedEpoch(chosen_ids, src_lengths, tgt_lengths, added)
 
 
 def _count_lines(path: Path) -> int:
@@ -156,4 +167,5 @@ def case_augment_for(cfg, data, tokenizer: Path, train) -> CaseAugment | None:
         cfg.max_tokens,
         cfg.pad_to,
         cfg.case_augment_sides,
+        cfg.case_augment_mode,
     )

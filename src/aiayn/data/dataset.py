@@ -86,16 +86,20 @@ class ParallelData:
         indices: np.ndarray,
         pad_to: int = 1,
         replaced: Mapping[int, tuple[np.ndarray, np.ndarray | None]] | None = None,
+        added: Mapping[int, tuple[np.ndarray, np.ndarray | None]] | None = None,
     ) -> Batch:
         """Pad the given sentences into one batch (padding after the tokens), the lengths
         rounded up to a multiple of `pad_to`; `replaced` gives some pairs other ids this
-        epoch (case augmentation; a target of None keeps the pair's own)."""
+        epoch, `added` appends such other ids of some pairs as rows of their own after the
+        batch's pairs (case augmentation; a target of None keeps the pair's own)."""
         pairs = [self.pair(int(i)) for i in indices]
         if replaced:
-            new = [replaced.get(int(i)) for i in indices]
-            pairs = [
-                p if r is None else (r[0], p[1] if r[1] is None else r[1])
-                for p, r in zip(pairs, new, strict=True)
+            pairs = [_cased(p, replaced.get(int(i))) for p, i in zip(pairs, indices, strict=True)]
+        if added:
+            pairs += [
+                _cased(p, added[int(i)])
+                for p, i in zip(pairs, indices, strict=True)
+                if int(i) in added
             ]
         S = round_up(max(len(s) for s, _ in pairs) + 1, pad_to)
         T = round_up(max(len(t) for _, t in pairs) + 1, pad_to)
@@ -113,6 +117,15 @@ class ParallelData:
             alignment = dense_targets(ranges, T, S)  # (B, T, S)
         src_t, tgt_in_t, tgt_out_t = (torch.from_numpy(x) for x in (src, tgt_in, tgt_out))
         return Batch(src_t, tgt_in_t, tgt_out_t, alignment)
+
+
+def _cased(
+    pair: tuple[np.ndarray, np.ndarray], other: tuple[np.ndarray, np.ndarray | None] | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The pair with its cased ids where `other` gives them (a target of None: its own)."""
+    if other is None:
+        return pair
+    return other[0], pair[1] if other[1] is None else other[1]
 
 
 def _flat(sentences: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:

@@ -143,9 +143,9 @@ class Trainer:
         """Training batches of this process, epoch after epoch, until max_epochs."""
         while not self.cfg.max_epochs or self.sampler.epoch < self.cfg.max_epochs:
             augment, epoch = self.case_augment, self.sampler.epoch
-            cased = augment.epoch(epoch).replaced if augment is not None else None
+            cased = augment.epoch(epoch).collate_args() if augment is not None else {}
             for indices in self.sampler:
-                yield self.train_data.collate(indices, self.cfg.pad_to, cased)
+                yield self.train_data.collate(indices, self.cfg.pad_to, **cased)
 
     def train(self) -> dict[str, Any]:
         """Train until a stopping rule holds; returns the summary (also printed)."""
