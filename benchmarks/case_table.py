@@ -14,9 +14,10 @@ what cased input costs is read case-insensitively ("loss" = plain minus cased, b
 case-insensitive). Prints the table for benchmarks/README.md and writes the JSON.
 
 --seeds reads reports already written and pairs every augmented model with the unaugmented one
-of the same vocabulary, updates and seed (same initialisation, same batches but for the cased
-pairs): per setting, how far plain BLEU moved and what share of the upper-case loss is left,
-per seed and their mean - the two numbers of issue 31's bar (at most 0.5, at most half).
+of the same vocabulary, updates, seed, precision and CPU (same initialisation, same batches but
+for the cased pairs): per setting, how far plain BLEU moved and what share of the upper-case
+loss is left, per seed and their mean - the two numbers of issue 31's bar (at most 0.5, at most
+half).
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ def training(run: Path) -> dict:
         "data": settings["data"],
         "case_augment": train.get("case_augment", 0.0),
         "case_augment_sides": train.get("case_augment_sides", "both"),
+        "case_augment_mode": train.get("case_augment_mode", "replace"),
         "seed": train["seed"],
         "precision": train["precision"],
         "steps": max(steps, default=0),
@@ -103,35 +105,38 @@ def table(results: dict) -> str:
     return "\n".join(rows)
 
 
-def setting(r: dict) -> tuple[str, int, float, str]:
-    """Vocabulary (data directory), updates, case_augment and its sides."""
+def setting(r: dict) -> tuple[str, int, str, str, float, str, str]:
+    """What a pair shares - vocabulary (data directory), updates, precision, CPU - then
+    case_augment, its sides and its mode."""
     t = r["training"]
-    return Path(t["data"]).name, t["steps"], t["case_augment"], t.get("case_augment_sides", "both")
+    shared = (Path(t["data"]).name, t["steps"], t["precision"], r["cpu"])
+    how = (t.get("case_augment_sides", "both"), t.get("case_augment_mode", "replace"))
+    return *shared, t["case_augment"], *how
 
 
 def seeds_table(results: dict) -> str:
     """Each augmented setting against no augmentation on the same vocabulary and updates,
     seed by seed."""
     unaugmented = {
-        (*setting(r)[:2], r["training"]["seed"]): r
+        (*setting(r)[:4], r["training"]["seed"]): r
         for r in results.values()
         if r["training"]["case_augment"] == 0
     }
     paired: dict[tuple, list[tuple[int, float, float]]] = {}
     for r in results.values():
         key, seed = setting(r), r["training"]["seed"]
-        base = unaugmented.get((*key[:2], seed))
-        if key[2] == 0 or base is None:
+        base = unaugmented.get((*key[:4], seed))
+        if key[4] == 0 or base is None:
             continue
         s, s0 = r["scores"], base["scores"]
         moved = s["as-is"]["bleu_lowercase"] - s0["as-is"]["bleu_lowercase"]
         paired.setdefault(key, []).append((seed, moved, loss(s, "upper") / loss(s0, "upper")))
     rows = [
-        "| vocabulary | updates | case_augment, sides | seeds | plain BLEU moved (ci) | mean "
-        "| upper's loss left | mean |",
-        "|---|---|---|---|---|---|---|---|",
+        "| vocabulary | updates | precision, CPU | case_augment, sides, mode | seeds "
+        "| plain BLEU moved (ci) | mean | upper's loss left | mean |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
-    for (vocab, steps, fraction, sides), found in sorted(paired.items()):
+    for (vocab, steps, precision, cpu, fraction, sides, mode), found in sorted(paired.items()):
         found.sort()
         moves = ", ".join(f"{m:+.2f}" for _, m, _ in found)
         shares = ", ".join(f"{s:.0%}" for _, _, s in found)
@@ -139,8 +144,8 @@ def seeds_table(results: dict) -> str:
         mean_share = sum(s for _, _, s in found) / len(found)
         seeds = ", ".join(str(seed) for seed, _, _ in found)
         rows.append(
-            f"| {vocab} | {steps:,} | {fraction}, {sides} | {seeds} | {moves} | {mean_move:+.2f} "
-            f"| {shares} | {mean_share:.0%} |"
+            f"| {vocab} | {steps:,} | {precision}, {cpu} | {fraction}, {sides}, {mode} | {seeds} "
+            f"| {moves} | {mean_move:+.2f} | {shares} | {mean_share:.0%} |"
         )
     return "\n".join(rows)
 
@@ -157,7 +162,9 @@ def main() -> None:
     if args.seeds:
         merged = {}
         for path in args.seeds:
-            merged.update(json.loads(path.read_text(encoding="utf-8"))["results"])
+            report = json.loads(path.read_text(encoding="utf-8"))
+            for name, r in report["results"].items():
+                merged[name] = {**r, "cpu": report["cpu"]}  # a pair shares its CPU
         print(table(merged))
         print()
         print(seeds_table(merged))

@@ -10,7 +10,7 @@ from aiayn.data.batching import TokenBatchSampler
 from aiayn.data.case_augment import CaseAugment, choose
 from aiayn.data.casing import title_case, upper_case
 from aiayn.data.data_dir import DataDir
-from aiayn.data.dataset import ParallelData
+from aiayn.data.dataset import ParallelData, collate_pairs
 from aiayn.data.vocab import Tokenizer
 
 
@@ -73,7 +73,7 @@ def test_with_sides_source_only_the_source_is_cased(tiny_data):
         changed += src.tolist() != tokenizer.encode([src_text[i]])[0]
         # the target as prepare encoded it: the split's own ids, bit for bit
         assert tgt is None, i
-        batch = pairs.collate(np.array([i]), 1, **cased.collate_args())
+        batch = pairs.collate(np.array([i]), 1, cased.replaced)
         assert batch.tgt_out[0, :-1].tolist() == pairs.pair(i)[1].tolist(), i
         assert batch.src[0, :-1].tolist() == src.tolist(), i
     assert changed > len(cased.cased) / 2  # a line already in title case may stay as it was
@@ -89,7 +89,7 @@ def test_batches_follow_the_cased_lengths_and_stay_in_budget(tiny_data):
         cased = made.epoch(epoch)
         seen = []
         for indices in sampler:
-            batch = pairs.collate(indices, 8, **cased.collate_args())
+            batch = pairs.collate(indices, 8, cased.replaced)
             assert batch.src.numel() <= 200 and batch.tgt_in.numel() <= 200
             seen.extend(indices.tolist())
         assert sorted(seen) == list(range(len(pairs)))  # each pair once
@@ -132,7 +132,7 @@ def test_resuming_with_another_fraction_is_refused(tiny_data):
     assert "case_mode" not in with_cases.state_dict()  # replace: state.json as before
 
 
-def test_added_copies_keep_the_batches_of_none_and_join_them(tiny_data):
+def test_added_copies_keep_the_batches_of_none_and_come_apart(tiny_data):
     made, pairs = augment(tiny_data, 0.5, sides="source", mode="add")
     replacing, _ = augment(tiny_data, 0.5, sides="source")
     options = dict(max_tokens=200, seed=1, pad_to=8)
@@ -143,23 +143,24 @@ def test_added_copies_keep_the_batches_of_none_and_join_them(tiny_data):
     for epoch in range(2):
         cased = made.epoch(epoch)
         assert cased.cased.keys() == replacing.epoch(epoch).cased.keys()  # the same draw
+        assert cased.replaced is None and cased.copied is cased.cased
         assert np.array_equal(cased.src_lengths, pairs.src_lengths)  # batched as at P = 0
         for indices, plain in zip(with_copies, without, strict=True):
             assert np.array_equal(indices, plain)
-            batch, alone = pairs.collate(indices, 8, **cased.collate_args()), pairs.collate(plain)
             extra = [int(i) for i in indices if int(i) in cased.cased]
-            assert len(batch.src) == len(indices) + len(extra)
-            for row in range(len(indices)):  # the ordinary pairs, as they were
-                assert batch.src[row, : alone.src.shape[1]].tolist() == alone.src[row].tolist()
-            for row, i in enumerate(extra, start=len(indices)):  # then a cased copy of each
-                src = cased.cased[i][0].tolist()
-                assert batch.src[row, : len(src)].tolist() == src
-                assert batch.tgt_out[row, : len(pairs.pair(i)[1])].tolist() == (
-                    pairs.pair(i)[1].tolist()
-                )
+            made_copies = pairs.copies(indices, cased.copied)
+            assert len(made_copies) == len(extra)
+            for i, (src, tgt) in zip(extra, made_copies, strict=True):
+                assert np.array_equal(src, cased.cased[i][0])  # the cased source
+                assert np.array_equal(tgt, pairs.pair(i)[1])  # the pair's own target
+            if made_copies:
+                batch = collate_pairs(made_copies, 8)
+                assert batch.src.shape[0] == len(extra) and batch.src.shape[1] % 8 == 0
+                assert batch.n_tgt_tokens == sum(len(t) + 1 for _, t in made_copies)
             copies += len(extra)
     assert copies == 2 * round(0.5 * len(pairs))  # none too long for this budget
     assert with_copies.state_dict()["case_mode"] == "add"
+    assert replacing.epoch(0).copied == {}
 
 
 # sha256 (first 16 hex digits) of two epochs of collated batches, computed with main's code

@@ -38,15 +38,21 @@ def train_losses(run: Path) -> list[float]:
     return [r["loss"] for r in read_metrics(run) if r["kind"] == "train"]
 
 
-@pytest.fixture(params=["tiny_data", "tiny_multi_data"], ids=["bilingual", "multilingual"])
-def data(request) -> Path:
-    """Bilingual data, and multilingual data (temperature-sampled directions)."""
-    return request.getfixturevalue(request.param)
+# (data, settings): bilingual, multilingual (temperature-sampled directions), and bilingual with
+# every pair's cased copy as one more pass of its update (case_augment_mode=add)
+RUNS = {
+    "bilingual": ("tiny_data", []),
+    "multilingual": ("tiny_multi_data", []),
+    "case copies": ("tiny_data", ["case_augment=1", "case_augment_mode=add"]),
+}
 
 
-def test_two_gloo_processes_match_one_with_the_same_global_batch(data, tmp_path):
+@pytest.mark.parametrize("name", RUNS)
+def test_two_gloo_processes_match_one_with_the_same_global_batch(name, request, tmp_path):
+    fixture, settings = RUNS[name]
+    data = request.getfixturevalue(fixture)
     one, two = tmp_path / "one", tmp_path / "two"
-    common = ["-m", "aiayn", "train", "--data", str(data), *SETTINGS]
+    common = ["-m", "aiayn", "train", "--data", str(data), *SETTINGS, *settings]
     single = subprocess.run(
         [sys.executable, *common, "--out", str(one), "--update-freq", "2"],
         capture_output=True,

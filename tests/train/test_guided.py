@@ -67,14 +67,14 @@ def gradients(t: Trainer, batch) -> dict[str, torch.Tensor]:
 
 def test_off_batches_carry_no_alignment_and_a_zero_weight_changes_no_bit(aligned_data, tmp_path):
     off = trainer(aligned_data, tmp_path / "off")
-    batch = next(off.batches())
+    batch = next(off.batches())[0]
     assert batch.alignment is None and off.align_layer is None
     # The guided path's forward (its layer's weights returned) with a zero weight: bitwise the
     # gradients of the plain path, so returning the weights perturbs nothing.
     zero = trainer(aligned_data, tmp_path / "zero")
     zero.align_layer = 0
     zero.train_data.with_alignments(*np.load(aligned_data / ALIGN_FILE).values())
-    guided_batch = next(zero.batches())
+    guided_batch = next(zero.batches())[0]
     assert guided_batch.alignment is not None
     assert torch.equal(guided_batch.src, batch.src)
     plain, with_weights = gradients(off, batch), gradients(zero, guided_batch)
@@ -93,7 +93,7 @@ def test_training_with_guided_alignment_lowers_the_alignment_loss(aligned_data, 
     t = trainer(aligned_data, tmp_path / "guided", guided_alignment=1.0, alignment_layer=-1)
     plain = trainer(aligned_data, tmp_path / "plain", alignment_layer=-1)
     plain.align_layer = t.align_layer  # measured on the same head, never trained on it
-    batch = next(t.batches())
+    batch = next(t.batches())[0]
     assert batch.alignment is not None and batch.alignment.sum() > 0
     before = guided_loss_of(t, batch)
     assert guided_loss_of(plain, batch) == pytest.approx(before, rel=1e-3)  # the same start

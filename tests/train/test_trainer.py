@@ -67,7 +67,7 @@ def test_the_trainers_gradient_equals_an_fp32_autograd_reference(
     """fp32: the hand-written loss backward and the real-positions-only projection are exact.
     bf16 autocast: within 3% (bf16 keeps 8 bits of mantissa; the error measured is ~0.5%)."""
     trainer = make_trainer(tiny_data, tmp_path / precision, precision)
-    batch = next(trainer.batches())
+    batch = next(trainer.batches())[0]
     assert (batch.tgt_out == 0).any()  # padding is present, so its masking is tested
     ours = trainer_gradients(trainer, batch)
     reference = reference_gradients(trainer, batch)
@@ -84,7 +84,7 @@ def test_an_update_sums_the_stats_of_all_processes_in_one_all_reduce(
     given: the loss per token is one process's, the tokens and flags are summed, and the
     statistics and flags travel together (one all-reduce besides the tokens' own)."""
     trainer = make_trainer(tiny_data, tmp_path / "run", "fp32")
-    batch = next(trainer.batches())
+    batch = next(trainer.batches())[0]
     one = trainer.update([batch], StopFlags(save_due=True))
     assert one.flags == StopFlags(save_due=True) and one.tokens == batch.n_tgt_tokens
     assert math.isfinite(one.loss) and trainer.state.step == 1
@@ -107,7 +107,7 @@ def test_a_skipped_update_reports_no_loss_and_keeps_its_flags(tiny_data, tmp_pat
     trainer = make_trainer(tiny_data, tmp_path / "run", "fp32")
     with torch.no_grad():
         next(trainer.model.parameters()).fill_(math.nan)  # every loss is now nan
-    stats = trainer.update([next(trainer.batches())], StopFlags(out_of_time=True))
+    stats = trainer.update([next(trainer.batches())[0]], StopFlags(out_of_time=True))
     assert math.isnan(stats.loss) and stats.non_finite == 1
     assert stats.flags == StopFlags(out_of_time=True)  # the loop must still stop
     assert (trainer.state.step, trainer.state.bad_steps_in_a_row) == (0, 1)

@@ -5,12 +5,14 @@ run's SentencePiece model - the approach of the Firefox translation models
 With sides "source" (`--set case_augment_sides=source`) only the source is cased: the model
 learns to answer capitals in ordinary case, and its decoder never meets the cased pieces.
 With mode "add" (`--set case_augment_mode=add`) a cased pair does not take its ordinary pair's
-place: it joins the batch that holds it as a copy, and the batches are those of P = 0.
+place: the batches are those of P = 0, and the cased copies of an update's pairs are one more
+batch of that update (the trainer's).
 
 The choice is a pure function of (seed, epoch), drawn from its own random stream, so resuming
-stays exact and the batch order of P = 0 is untouched. The cased pairs' new lengths are what
-the sampler batches by (an upper-cased line often has twice the pieces); a cased pair that would
-no longer fit the token budget on its own keeps its ordinary form. Only the chosen lines are
+stays exact and the batch order of P = 0 is untouched. Replacing, the cased pairs' new lengths
+are what the sampler batches by (an upper-cased line often has twice the pieces); adding, the
+batches are those of P = 0 and the copies are batched apart. A cased pair that would no longer
+fit the token budget on its own keeps its ordinary form (and has no copy). Only the chosen lines are
 read, one pass over the text files per epoch, so memory stays that of the cased pairs.
 """
 
@@ -54,9 +56,15 @@ class CasedEpoch:
     tgt_lengths: np.ndarray  # (N,)
     added: bool = False  # True: each cased pair joins its ordinary one's batch ("add")
 
-    def collate_args(self) -> dict:
-        """ParallelData.collate's keyword for these pairs: `replaced` or `added`."""
-        return {"added" if self.added else "replaced": self.cased}
+    @property
+    def replaced(self) -> dict[int, tuple[np.ndarray, np.ndarray | None]] | None:
+        """The pairs that take other ids in their batch (ParallelData.collate); None adding."""
+        return None if self.added else self.cased
+
+    @property
+    def copied(self) -> dict[int, tuple[np.ndarray, np.ndarray | None]]:
+        """The pairs whose cased copy joins their update (ParallelData.copies); {} replacing."""
+        return self.cased if self.added else {}
 
 
 class CaseAugment:
@@ -111,7 +119,7 @@ class CaseAugment:
             )
 
         sources = cased(self.texts[0])
-        # source only: the target is the split's own (None in `replaced`), not read again
+        # source only: the target is the split's own (None in `cased`), not read again
         targets = cased(self.texts[1]) if self.sides == "both" else [None] * len(sources)
         src_lengths, tgt_lengths = self.src_lengths.copy(), self.tgt_lengths.copy()
         added = self.mode == "add"

@@ -18,6 +18,9 @@ from aiayn.data.direction_sampling import load_directions
 from aiayn.data.sources import DataError
 from aiayn.data.vocab import BOS_ID, EOS_ID, PAD_ID
 
+CasedIds = tuple[np.ndarray, np.ndarray | None]  # a pair's other ids (None: its own target)
+IdPair = tuple[np.ndarray, np.ndarray]  # (source ids, target ids)
+
 
 @dataclass(frozen=True)
 class Batch:
@@ -76,7 +79,7 @@ class ParallelData:
     def tgt_lengths(self) -> np.ndarray:
         return np.diff(self.tgt_offsets)  # (N,) pieces, without bos/eos
 
-    def pair(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+    def pair(self, i: int) -> IdPair:
         src = self.src_ids[self.src_offsets[i] : self.src_offsets[i + 1]]
         tgt = self.tgt_ids[self.tgt_offsets[i] : self.tgt_offsets[i + 1]]
         return np.asarray(src, np.int64), np.asarray(tgt, np.int64)
@@ -85,43 +88,50 @@ class ParallelData:
         self,
         indices: np.ndarray,
         pad_to: int = 1,
-        replaced: Mapping[int, tuple[np.ndarray, np.ndarray | None]] | None = None,
-        added: Mapping[int, tuple[np.ndarray, np.ndarray | None]] | None = None,
+        replaced: Mapping[int, CasedIds] | None = None,
     ) -> Batch:
         """Pad the given sentences into one batch (padding after the tokens), the lengths
         rounded up to a multiple of `pad_to`; `replaced` gives some pairs other ids this
-        epoch, `added` appends such other ids of some pairs as rows of their own after the
-        batch's pairs (case augmentation; a target of None keeps the pair's own)."""
+        epoch (case augmentation; a target of None keeps the pair's own)."""
         pairs = [self.pair(int(i)) for i in indices]
         if replaced:
             pairs = [_cased(p, replaced.get(int(i))) for p, i in zip(pairs, indices, strict=True)]
-        if added:
-            pairs += [
-                _cased(p, added[int(i)])
-                for p, i in zip(pairs, indices, strict=True)
-                if int(i) in added
-            ]
-        S = round_up(max(len(s) for s, _ in pairs) + 1, pad_to)
-        T = round_up(max(len(t) for _, t in pairs) + 1, pad_to)
-        src = np.full((len(pairs), S), PAD_ID, np.int64)
-        tgt_in = np.full((len(pairs), T), PAD_ID, np.int64)
-        tgt_out = np.full((len(pairs), T), PAD_ID, np.int64)
-        for row, (s, t) in enumerate(pairs):
-            src[row, : len(s)], src[row, len(s)] = s, EOS_ID
-            tgt_in[row, 0], tgt_in[row, 1 : len(t) + 1] = BOS_ID, t
-            tgt_out[row, : len(t)], tgt_out[row, len(t)] = t, EOS_ID
+        src, tgt_in, tgt_out = _padded(pairs, pad_to)
         alignment = None
         if self.links is not None:
             links, offsets = self.links
             ranges = [links[offsets[i] : offsets[i + 1]] for i in indices]
-            alignment = dense_targets(ranges, T, S)  # (B, T, S)
-        src_t, tgt_in_t, tgt_out_t = (torch.from_numpy(x) for x in (src, tgt_in, tgt_out))
-        return Batch(src_t, tgt_in_t, tgt_out_t, alignment)
+            alignment = dense_targets(ranges, tgt_in.shape[1], src.shape[1])  # (B, T, S)
+        return Batch(src, tgt_in, tgt_out, alignment)
+
+    def copies(self, indices: np.ndarray, added: Mapping[int, CasedIds]) -> list[IdPair]:
+        """The pairs among `indices` that `added` gives other ids, with those ids (a target of
+        None keeps the pair's own): case augmentation's copies, for `collate_pairs`."""
+        return [_cased(self.pair(int(i)), added.get(int(i))) for i in indices if int(i) in added]
 
 
-def _cased(
-    pair: tuple[np.ndarray, np.ndarray], other: tuple[np.ndarray, np.ndarray | None] | None
-) -> tuple[np.ndarray, np.ndarray]:
+def collate_pairs(pairs: list[IdPair], pad_to: int = 1) -> Batch:
+    """Pairs given by their ids, padded into one batch as `ParallelData.collate` pads."""
+    return Batch(*_padded(pairs, pad_to))
+
+
+def _padded(pairs: list[IdPair], pad_to: int) -> tuple[Tensor, Tensor, Tensor]:
+    """(B, S) source + eos, (B, T) bos + target, (B, T) target + eos; lengths rounded up to a
+    multiple of pad_to."""
+    S = round_up(max(len(s) for s, _ in pairs) + 1, pad_to)
+    T = round_up(max(len(t) for _, t in pairs) + 1, pad_to)
+    src = np.full((len(pairs), S), PAD_ID, np.int64)
+    tgt_in = np.full((len(pairs), T), PAD_ID, np.int64)
+    tgt_out = np.full((len(pairs), T), PAD_ID, np.int64)
+    for row, (s, t) in enumerate(pairs):
+        src[row, : len(s)], src[row, len(s)] = s, EOS_ID
+        tgt_in[row, 0], tgt_in[row, 1 : len(t) + 1] = BOS_ID, t
+        tgt_out[row, : len(t)], tgt_out[row, len(t)] = t, EOS_ID
+    src_t, tgt_in_t, tgt_out_t = (torch.from_numpy(x) for x in (src, tgt_in, tgt_out))
+    return src_t, tgt_in_t, tgt_out_t
+
+
+def _cased(pair: IdPair, other: CasedIds | None) -> IdPair:
     """The pair with its cased ids where `other` gives them (a target of None: its own)."""
     if other is None:
         return pair

@@ -2,13 +2,13 @@
 
 One update = `update_freq` token-budget batches per process, their summed loss divided by the
 target tokens of the whole update (over all processes), so the gradient is the same whether
-N batches are accumulated by one process or spread over N.
+N batches are accumulated by one process or spread over N. With `case_augment_mode=add` the
+cased copies of the update's pairs are one more batch of it (case_augment.py).
 """
 
 from __future__ import annotations
 
 import contextlib
-import itertools
 import math
 import sys
 import time
@@ -24,7 +24,7 @@ from tqdm import tqdm
 from aiayn import layout
 from aiayn.config import ModelConfig, TrainConfig
 from aiayn.data.case_augment import case_augment_for
-from aiayn.data.dataset import Batch, ParallelData
+from aiayn.data.dataset import Batch, IdPair, ParallelData
 from aiayn.data.direction_sampling import batch_sampler
 from aiayn.model import Transformer
 from aiayn.train import checkpoint as ckpt
@@ -40,6 +40,7 @@ from aiayn.train.run_dir import RunDir
 from aiayn.train.schedule import learning_rate
 from aiayn.train.step_stats import RunningTotals, StepStats, StopFlags
 from aiayn.train.stop_signals import StopSignals
+from aiayn.train.update_passes import grouped, update_passes
 from aiayn.train.validate import Validation, validate
 from aiayn.train.validate_directions import check_held_out
 
@@ -139,19 +140,22 @@ class Trainer:
 
     # -- the loop ----------------------------------------------------------------------------
 
-    def batches(self) -> Iterator[Batch]:
-        """Training batches of this process, epoch after epoch, until max_epochs."""
+    def batches(self) -> Iterator[tuple[Batch, list[IdPair]]]:
+        """Training batches of this process, epoch after epoch, until max_epochs; each with
+        the cased copies of its pairs (case_augment_mode=add; else none)."""
         while not self.cfg.max_epochs or self.sampler.epoch < self.cfg.max_epochs:
             augment, epoch = self.case_augment, self.sampler.epoch
-            cased = augment.epoch(epoch).collate_args() if augment is not None else {}
+            cased = augment.epoch(epoch) if augment is not None else None
+            replaced, copied = (cased.replaced, cased.copied) if cased is not None else (None, {})
             for indices in self.sampler:
-                yield self.train_data.collate(indices, self.cfg.pad_to, **cased)
+                batch = self.train_data.collate(indices, self.cfg.pad_to, replaced)
+                yield batch, self.train_data.copies(indices, copied) if copied else []
 
     def train(self) -> dict[str, Any]:
         """Train until a stopping rule holds; returns the summary (also printed)."""
         cfg = self.cfg
         started = last_save = time.monotonic()
-        stream = self.batches()
+        stream = grouped(self.batches(), cfg.update_freq, cfg.pad_to)
         bar = tqdm(
             total=cfg.max_steps,
             initial=self.state.step,
@@ -164,11 +168,11 @@ class Trainer:
         stop_reason = "max_steps"
         with self.stop_signals.installed():
             while self.state.step < cfg.max_steps:
-                batches = list(itertools.islice(stream, cfg.update_freq))
-                if len(batches) < cfg.update_freq:
+                batches, copies = next(stream, (None, None))
+                if batches is None:
                     stop_reason = "max_epochs"
                     break
-                stats = self.update(batches, self._stop_flags(started, last_save))
+                stats = self.update(batches, self._stop_flags(started, last_save), copies)
                 stepped = math.isfinite(stats.loss)  # a skipped update reports no loss
                 if stepped:
                     window.add(stats)
@@ -206,13 +210,17 @@ class Trainer:
             save_due=main and bool(cfg.save_minutes) and now - last_save >= 60 * cfg.save_minutes,
         )
 
-    def update(self, batches: list[Batch], flags: StopFlags) -> StepStats:
-        """One optimizer step over this process's batches of an update; returns the update's
-        statistics and stop flags, summed over all processes (a skipped update: nan loss)."""
+    def update(
+        self, batches: list[Batch], flags: StopFlags, copies: Batch | None = None
+    ) -> StepStats:
+        """One optimizer step over this process's batches of an update (and the cased copies
+        of their pairs, case_augment_mode=add); returns the update's statistics and stop flags,
+        summed over all processes (a skipped update: nan loss)."""
         cfg, device = self.cfg, self.dist.device
         self.net.train()
-        local_tokens = sum(b.n_tgt_tokens for b in batches)
-        (total_tokens,) = self.dist.sum([float(local_tokens)])  # the backward passes divide by it
+        # the backward passes divide by the update's target tokens, all processes'
+        adding = self.case_augment is not None and self.case_augment.mode == "add"
+        batches, local_tokens, total_tokens = update_passes(batches, copies, adding, self.dist.sum)
         lr = learning_rate(self.state.step + 1, self.model.cfg.d_model, cfg.warmup, cfg.lr_scale)
         for param_group in self.optimizer.param_groups:
             param_group["lr"] = lr
