@@ -308,7 +308,7 @@ def fp16(a: argparse.Namespace) -> dict:
     shutil.rmtree(Path(a.work) / "fp16-run", ignore_errors=True)
     run = create_run(Path(a.work) / "fp16-run", data, cfg, train_cfg)
     trainer = Trainer(cfg, train_cfg, run, Distributed.from_env(a.device), progress=False)
-    stream = trainer.batches()
+    stream = (batch for batch, _ in trainer.batches())  # (its case copies: none here)
     before = [p.detach().clone() for p in trainer.model.parameters()]
     scale = trainer.scaler.get_scale()
     forward = trainer.net.forward
