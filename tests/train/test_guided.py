@@ -14,6 +14,7 @@ from aiayn.data.alignments import ALIGN_FILE, dense_targets
 from aiayn.data.data_dir import DataDir
 from aiayn.train.distributed import Distributed
 from aiayn.train.guided import alignment_loss
+from aiayn.train.guided import forward as guided_forward
 from aiayn.train.run_dir import create_run
 from aiayn.train.trainer import Trainer
 
@@ -83,7 +84,8 @@ def test_off_batches_carry_no_alignment_and_a_zero_weight_changes_no_bit(aligned
 
 def guided_loss_of(t: Trainer, batch) -> float:
     with torch.no_grad(), t.autocast():
-        _, loss = t._guided_forward(batch, batch.src, batch.tgt_in, batch.tgt_out != 0)
+        head = (t.align_layer, t.cfg.alignment_head)
+        _, loss = guided_forward(t.net, batch, (batch.src, batch.tgt_in), batch.tgt_out != 0, head)
     return loss.item()
 
 

@@ -5,13 +5,14 @@ loss with a small weight."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from torch import Tensor
 
 from aiayn.data.alignments import ensure
 from aiayn.data.data_dir import DataDir
-from aiayn.data.dataset import ParallelData
+from aiayn.data.dataset import Batch, ParallelData
 
 # A floor under the attention probabilities before their log: a linked source piece the head
 # gives (nearly) no weight costs a large, finite loss, not an infinite one.
@@ -29,6 +30,29 @@ def alignment_loss(weights: Tensor, target: Tensor) -> Tensor:
     """
     log_p = weights.float().clamp_min(FLOOR).log()  # (B, T, S)
     return -(target * log_p).sum()
+
+
+def forward(
+    net: Callable[..., tuple[Tensor, Tensor]],
+    batch: Batch,
+    src_tgt: tuple[Tensor, Tensor],
+    real: Tensor,
+    head: tuple[int | None, int],
+) -> tuple[Tensor, Tensor]:
+    """The decoder states (N, D) of a batch that carries reference alignments, and the guided
+    head's summed alignment loss.
+
+    Args:
+        net: the model (or its DDP wrapper), returning states and the layer's attention.
+        batch: its alignments (B, T, S), on the host.
+        src_tgt: the source (B, S) and decoder input (B, T) on the model's device.
+        real: (B, T) the target positions that are not padding.
+        head: the guided (layer, head).
+    """
+    assert batch.alignment is not None
+    states, weights = net(*src_tgt, real, project=False, align_layer=head[0])
+    guided = weights[:, head[1]]  # (B, T, S)
+    return states, alignment_loss(guided, batch.alignment.to(guided.device))
 
 
 def attach(data_dir: DataDir | Path, train: ParallelData) -> None:

@@ -64,3 +64,7 @@ class RunningTotals:
 
     def tokens_per_s(self) -> float:
         return self.tokens / max(time.monotonic() - self.started, 1e-9)
+
+    def postfix(self, loss: float, lr: float) -> dict[str, str]:
+        """The progress bar's figures: the last update's loss, the learning rate, the speed."""
+        return {"loss": f"{loss:.3f}", "lr": f"{lr:.2e}", "tok/s": f"{self.tokens_per_s():,.0f}"}

@@ -177,7 +177,7 @@ class Trainer:
                 if stepped:
                     window.add(stats)
                     bar.update(1)
-                    bar.set_postfix(self._postfix(window, stats.loss), refresh=False)
+                    bar.set_postfix(window.postfix(stats.loss, self._lr()), refresh=False)
                 step = self.state.step
                 if cfg.log_every and step % cfg.log_every == 0 and window.tokens:
                     self._log_train(window)
@@ -258,7 +258,8 @@ class Trainer:
                 if batch.alignment is None:
                     states = self.net(src, tgt_in, real, project=False)  # (N, D): real positions
                 else:
-                    states, guided_loss = self._guided_forward(batch, src, tgt_in, real)
+                    head = (self.align_layer, self.cfg.alignment_head)
+                    states, guided_loss = guided.forward(self.net, batch, (src, tgt_in), real, head)
                 loss, nll = projected_smoothed_loss(
                     states,
                     self.model.output_weight,
@@ -279,13 +280,6 @@ class Trainer:
                 f"{self.cfg.max_tokens}) and raise --update-freq to keep the update size"
             ) from None
         return loss.item(), nll.item()
-
-    def _guided_forward(self, batch: Batch, src, tgt_in, real) -> tuple[torch.Tensor, torch.Tensor]:
-        """The decoder states (N, D) and the guided head's summed alignment loss."""
-        states, weights = self.net(src, tgt_in, real, project=False, align_layer=self.align_layer)
-        assert batch.alignment is not None
-        head = weights[:, self.cfg.alignment_head]  # (B, T, S)
-        return states, guided.alignment_loss(head, batch.alignment.to(head.device))
 
     def _skip_update(self, stats: StepStats) -> StepStats:
         """A non-finite loss (or gradient): no step is taken and the stats keep their flags but
@@ -354,12 +348,8 @@ class Trainer:
             ckpt.clean_up(self.run.root, self.cfg.keep_last)
         self.dist.barrier()
 
-    def _postfix(self, window: RunningTotals, loss: float) -> dict[str, str]:
-        return {
-            "loss": f"{loss:.3f}",
-            "lr": f"{self.optimizer.param_groups[0]['lr']:.2e}",
-            "tok/s": f"{window.tokens_per_s():,.0f}",
-        }
+    def _lr(self) -> float:
+        return self.optimizer.param_groups[0]["lr"]
 
     def _log_train(self, window: RunningTotals) -> None:
         nll = window.nll_sum / window.tokens
@@ -370,7 +360,7 @@ class Trainer:
             loss=window.loss_sum / window.tokens,
             nll_loss=nll,
             ppl=perplexity(nll),
-            lr=self.optimizer.param_groups[0]["lr"],
+            lr=self._lr(),
             tokens_per_s=window.tokens_per_s(),
             tokens=self.state.tokens_seen,
         )
