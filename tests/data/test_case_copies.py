@@ -9,29 +9,14 @@ import json
 import pytest
 
 from aiayn.data.casing import upper_case
-from aiayn.data.prepare import PrepareOptions, prepare
 from aiayn.data.vocab import UNK_ID, Tokenizer
+from tests.data.conftest import prepared_tsv as prepared
 from tests.data.conftest import synthetic_pairs, write_tsv
 
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
     return write_tsv(tmp_path_factory.mktemp("case-copies") / "c.tsv", synthetic_pairs(600))
-
-
-def prepared(corpus, out, **options):
-    prepare(
-        PrepareOptions(
-            out=out,
-            corpus=str(corpus),
-            valid_size=30,
-            test_size=30,
-            vocab_size=220,
-            progress=False,
-            **options,
-        )
-    )
-    return out
 
 
 def pieces_and_unknown(data, lines):

@@ -63,6 +63,12 @@ def add(commands) -> None:
         help="the BPE also learns from upper- or title-cased copies of a share P of the lines "
         "(capitals get pieces; for train --set case_augment)",
     )
+    p.add_argument(
+        "--case-markup",
+        action="store_true",
+        help="learn the vocabulary on lower-cased text and write capitals as marker pieces "
+        "(OpenNMT's case markup; ALL-CAPS input reads as the pieces of ordinary text)",
+    )
     p.add_argument("--max-words", type=int, default=250, help="drop pairs with a longer side")
     p.add_argument(
         "--max-ratio",
@@ -90,6 +96,7 @@ NOT_WITH_LANGS = {
     "no_extra_refs": False,
     "valid": (),
     "test": (),
+    "case_markup": False,
 }
 
 
@@ -117,6 +124,7 @@ def run_prepare(args: argparse.Namespace) -> int:
         test_size=args.test_size,
         vocab_size=args.vocab_size,
         case_copies=args.case_copies,
+        case_markup=args.case_markup,
         seed=args.seed,
         workers=args.workers,
         clean=clean_options(args),

@@ -13,13 +13,12 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
-import sentencepiece as spm
 from tqdm import tqdm
 
 from aiayn.data.sources import DataError
 
 CHUNK_LINES = 20_000
-_worker_sp: spm.SentencePieceProcessor | None = None
+_worker_tokenizer = None  # a worker's Tokenizer (vocab.py), made by _init_worker
 
 
 def fresh_processes() -> multiprocessing.context.BaseContext:
@@ -39,14 +38,16 @@ def _with(prefix: Path, suffix: str) -> Path:
 
 
 def _init_worker(model_file: str) -> None:
-    global _worker_sp
-    _worker_sp = spm.SentencePieceProcessor(model_file=model_file)
+    from aiayn.data.vocab import Tokenizer  # vocab.py imports this module
+
+    global _worker_tokenizer
+    _worker_tokenizer = Tokenizer(model_file)
 
 
 def _encode_chunk(lines: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """Lines -> (flat int32 ids, int64 lengths)."""
-    assert _worker_sp is not None
-    encoded = _worker_sp.encode(lines, out_type=int)
+    assert _worker_tokenizer is not None
+    encoded = _worker_tokenizer.encode(lines)
     lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
     flat = np.fromiter(itertools.chain.from_iterable(encoded), np.int32, int(lengths.sum()))
     return flat, lengths

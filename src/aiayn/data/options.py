@@ -34,6 +34,7 @@ class PrepareOptions:
     clean: CleanOptions = field(default_factory=CleanOptions)
     bpe_max_sentences: int = 1_000_000  # sentences sampled to learn BPE (bounds its memory)
     case_copies: float = 0.0  # the BPE also learns from cased copies of this share of lines
+    case_markup: bool = False  # capitals as marker pieces on lower-cased text (case_markup.py)
     progress: bool = True
 
     def __post_init__(self) -> None:

@@ -91,6 +91,7 @@ def build(opts: PrepareOptions) -> dict:
         seed=opts.seed,
         exact=opts.vocab_size is not None,  # a default size may shrink to what the data has
         case_copies=opts.case_copies,
+        case_markup=opts.case_markup,
     )
     seconds["learn BPE"] = time.perf_counter() - started - sum(seconds.values())
     # Binarize: token ids, encoded in worker processes.
@@ -141,6 +142,7 @@ def build(opts: PrepareOptions) -> dict:
             "model": model_file.name,
             "type": "joint BPE",
             "case_copies": opts.case_copies,
+            "case_markup": opts.case_markup,
         },
         "tokens": tokens,
         "seconds": round(time.perf_counter() - started, 1),

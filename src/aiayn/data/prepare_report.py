@@ -45,7 +45,8 @@ def render_report(result: dict, report: CleanReport, given: dict[str, CleanRepor
 def case_copies_text(vocab: dict) -> str:
     """What `--case-copies` added to the vocabulary's learning text, if anything."""
     share = vocab.get("case_copies")
-    return f", also learned on cased copies of {share:.0%} of its lines" if share else ""
+    copies = f", also learned on cased copies of {share:.0%} of its lines" if share else ""
+    return copies + (", on lower-cased text with case markers" if vocab.get("case_markup") else "")
 
 
 def tokens_and_time(result: dict) -> list[str]:

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import sentencepiece as spm
 
+from aiayn.data.case_markup import MARKERS, has_markers, mark, unmark, write_marked
 from aiayn.data.casing import title_case, upper_case
 from aiayn.data.sources import DataError, count_lines
 from aiayn.layout import TOKENIZER_FILE
@@ -37,6 +38,7 @@ def train_bpe(
     character_coverage: float = 1.0,
     user_symbols: Sequence[str] = (),
     case_copies: float = 0.0,
+    case_markup: bool = False,
 ) -> tuple[Path, int]:
     """Learn one BPE model on the given text files (source and target together).
 
@@ -48,6 +50,8 @@ def train_bpe(
     `case_copies` (a fraction P): the vocabulary also learns from an upper- or title-cased copy
     of a seeded P of the lines, so that capitals get pieces of their own (`prepare
     --case-copies`; for training with case_augment).
+    `case_markup`: the vocabulary learns lower-cased text and the case markers, and the
+    Tokenizer then writes capitals as markers (`prepare --case-markup`, case_markup.py).
 
     Returns:
         The model file and its vocabulary size.
@@ -56,6 +60,7 @@ def train_bpe(
 
     sample = Path(out_dir) / ".bpe-sample.txt"
     cased = Path(out_dir) / ".bpe-cased.txt"
+    lowered = Path(out_dir) / ".bpe-lower.txt"
     inputs = [str(f) for f in files]
     try:
         if sum(count_lines(f) for f in files) > max_sentences:
@@ -64,12 +69,16 @@ def train_bpe(
         if case_copies:
             write_case_copies([Path(f) for f in inputs], cased, case_copies, seed)
             inputs.append(str(cased))
+        if case_markup:
+            write_marked([Path(f) for f in inputs], lowered)
+            inputs, user_symbols = [str(lowered)], (*user_symbols, *MARKERS)
         args = (inputs, str(out_dir), vocab_size, threads, exact, character_coverage, user_symbols)
         with ProcessPoolExecutor(1, fresh_processes()) as pool:
             model_file = pool.submit(_train_bpe, *args).result()
     finally:
         sample.unlink(missing_ok=True)
         cased.unlink(missing_ok=True)
+        lowered.unlink(missing_ok=True)
     return model_file, Tokenizer(model_file).vocab_size
 
 
@@ -154,6 +163,8 @@ class Tokenizer:
     """Text <-> piece ids with the joint model (pad 0, bos 1, eos 2, unk 3).
 
     Everything that needs the SentencePiece model asks this class, never the processor itself.
+    A model learned with `prepare --case-markup` (it holds the case markers) reads text through
+    case_markup.mark: words lower-cased, their capitals marker pieces.
     """
 
     def __init__(self, model_file: str | Path) -> None:
@@ -173,6 +184,8 @@ class Tokenizer:
             ) from None
         if (self._sp.pad_id(), self._sp.bos_id(), self._sp.eos_id()) != (PAD_ID, BOS_ID, EOS_ID):
             raise DataError(f"{path}: special ids differ from pad=0, bos=1, eos=2")
+        vocab = self._sp.id_to_piece(list(range(self._sp.get_piece_size())))
+        self._markers = has_markers(vocab)
 
     @property
     def vocab_size(self) -> int:
@@ -182,11 +195,25 @@ class Tokenizer:
     def unk_id(self) -> int:
         return self._sp.unk_id()
 
+    @property
+    def case_markup(self) -> bool:
+        """Whether capitals are written as case markers (`prepare --case-markup`)."""
+        return self._markers
+
     def encode(self, texts: list[str]) -> list[list[int]]:
-        return self._sp.encode(texts, out_type=int)
+        if not self._markers:
+            return self._sp.encode(texts, out_type=int)
+        marked = [mark(text) for text in texts]
+        rests = self._sp.encode([rest for _, rest in marked], out_type=int)
+        leads = (self._sp.piece_to_id(lead) for lead, _ in marked)
+        return [lead + rest for lead, rest in zip(leads, rests, strict=True)]
 
     def decode(self, ids: list[list[int]]) -> list[str]:
-        return self._sp.decode(ids)
+        if not self._markers:
+            return self._sp.decode(ids)
+        return [
+            self.join(self.pieces(i for i in line if not self._sp.is_control(i))) for line in ids
+        ]
 
     def pieces(self, ids: Iterable[int]) -> list[str]:
         """The pieces that the ids name (`<s>`, `▁The`, `og`...): for attention plots and
@@ -199,4 +226,7 @@ class Tokenizer:
 
     def join(self, pieces: list[str]) -> str:
         """The text that a sequence of pieces spells."""
-        return self._sp.decode_pieces(pieces)
+        if not self._markers:
+            return self._sp.decode_pieces(pieces)
+        lead = list(itertools.takewhile(lambda p: p in MARKERS, pieces))
+        return unmark("".join(lead) + self._sp.decode_pieces(pieces[len(lead) :]))

@@ -1,0 +1,106 @@
+"""`prepare --case-markup`: words are lower-cased before SentencePiece and their capitals become
+marker pieces, so that ALL-CAPS and Title-Case text reads as the pieces of ordinary text; text
+-> ids -> text is exact, and the data directory's ids are the Tokenizer's."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import sentencepiece as spm
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from aiayn.data.case_markup import BEGIN_UPPER, CAPITAL, END_UPPER, MARKERS, mark, unmark
+from aiayn.data.casing import title_case, upper_case
+from aiayn.data.vocab import UNK_ID, Tokenizer
+from tests.data.conftest import prepared_tsv, synthetic_pairs, write_tsv
+
+
+def round_trip(text: str) -> str:
+    leading, rest = mark(text)
+    return unmark("".join(leading) + rest)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "In the beginning God created the HEAVEN AND THE EARTH.",
+        'God said, "Arise, go up to Bethel."',
+        "I AM THAT I AM",
+        "THE LORD'S DAY. McDonald iPhone 3:16",
+        "STRAßE Ärger ÄRGER über",
+        "中文 ABC <2de> x",
+        "",
+    ],
+)
+def test_marking_and_unmarking_gives_the_text_back(text):
+    assert round_trip(text) == text
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=60))
+def test_any_text_comes_back_but_for_markers_of_its_own(text):
+    expected = text
+    for m in MARKERS:
+        expected = expected.replace(m, "")
+    assert round_trip(text) == expected
+
+
+def test_capitals_become_markers_placed_before_the_space_of_their_word():
+    leading, rest = mark('The HEAVEN AND EARTH, said "Arise" I')
+    assert leading == [CAPITAL]
+    assert rest == f'the{BEGIN_UPPER} heaven and earth{END_UPPER}, said "{CAPITAL}arise"{CAPITAL} i'
+    assert mark("MIXED McCase")[1] == f"mixed{END_UPPER} McCase"
+
+
+def test_a_models_broken_markup_still_reads():
+    assert unmark(f"{BEGIN_UPPER}in the beginning") == "IN THE BEGINNING"  # never closed
+    assert unmark(f"a{END_UPPER} b{CAPITAL}") == "a b"  # a stray end, a capital at the end
+    assert unmark(f"{CAPITAL}{CAPITAL} god") == " God"
+
+
+@pytest.fixture(scope="module")
+def markup_data(tmp_path_factory):
+    root = tmp_path_factory.mktemp("case-markup")
+    corpus = write_tsv(root / "c.tsv", synthetic_pairs(600))
+    return prepared_tsv(corpus, root / "data", case_markup=True)
+
+
+def sources(data):
+    return (data / "test.src.txt").read_text(encoding="utf-8").splitlines()
+
+
+def test_cased_text_is_the_pieces_of_ordinary_text_and_comes_back_exactly(markup_data):
+    tokenizer = Tokenizer(markup_data)
+    assert tokenizer.case_markup
+    lines = sources(markup_data)
+    plain = tokenizer.encode(lines)
+    markers = set(tokenizer.piece_ids(list(MARKERS)))
+    for cased in (upper_case, title_case):
+        ids = tokenizer.encode([cased(line) for line in lines])
+        assert tokenizer.decode(ids) == [cased(line) for line in lines]
+        words = [[i for i in row if i not in markers] for row in ids]
+        assert words == [[i for i in row if i not in markers] for row in plain]
+    assert tokenizer.decode(plain) == lines
+    assert sum(row.count(UNK_ID) for row in plain) == 0
+    assert tokenizer.join(tokenizer.pieces(plain[0])) == lines[0]
+
+
+def test_the_directorys_ids_are_the_tokenizers_and_the_report_says_so(markup_data):
+    lines = sources(markup_data)
+    flat = np.fromfile(markup_data / "test.src.ids", dtype=np.uint16)
+    assert flat.tolist() == [i for row in Tokenizer(markup_data).encode(lines) for i in row]
+    report = json.loads((markup_data / "report.json").read_text(encoding="utf-8"))
+    assert report["vocabulary"]["case_markup"] is True
+    assert "lower-cased text with case markers" in (markup_data / "report.txt").read_text()
+
+
+def test_an_ordinary_vocabulary_is_read_as_before(tmp_path):
+    data = prepared_tsv(write_tsv(tmp_path / "c.tsv", synthetic_pairs(300)), tmp_path / "d")
+    tokenizer = Tokenizer(data)
+    lines = [*sources(data), "THE LORD SAID"]
+    processor = spm.SentencePieceProcessor(model_file=str(data / "spm.model"))
+    assert not tokenizer.case_markup
+    assert tokenizer.encode(lines) == processor.encode(lines, out_type=int)
