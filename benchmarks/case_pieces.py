@@ -1,14 +1,16 @@
 """How finely text in capitals is cut, with and without `aiayn prepare --case-copies P`.
 
-    .venv/bin/python benchmarks/case_pieces.py --copies 0 0.05 0.1 0.2 [--data-root DIR]
+    .venv/bin/python benchmarks/case_pieces.py --copies 0 0.05 0.1 0.2 [--data-root DIR] \
+        [--dirs NAME=DATA ...]
 
 For each P, `aiayn prepare` (the default English->German Bible, its default vocabulary) into
 DATA-ROOT/copies-P (kept if already there); then, on that directory's test split, both sides:
 pieces per line and the share of unknown pieces for the lines as they are, upper-cased and
 title-cased (`aiayn.data.casing`, as `evaluate --case` and `case_augment` make them). Longer
 pieces sequences for capitals are what made `case_augment` costly (issue 31, item 4): the
-vocabulary is learned on ordinary text. Prints a table for benchmarks/README.md and writes
-DATA-ROOT/case-pieces.json.
+vocabulary is learned on ordinary text. `--dirs` adds rows for data directories already
+prepared (e.g. with `aiayn prepare --case-markup`, capitals as marker pieces on lower-cased
+words). Prints a table for benchmarks/README.md and writes DATA-ROOT/case-pieces.json.
 """
 
 from __future__ import annotations
@@ -25,11 +27,11 @@ from aiayn.data.casing import CASES, apply_case
 from aiayn.data.vocab import UNK_ID, Tokenizer
 
 
-def prepared(root: Path, p: float) -> Path:
-    out = root / f"copies-{p:g}"
+def prepared(root: Path, name: str, *options: str) -> Path:
+    out = root / name
     if not (out / "meta.json").is_file():
         cmd = [sys.executable, "-m", "aiayn", "prepare", "--out", str(out), "--no-progress"]
-        subprocess.run([*cmd, "--case-copies", str(p)], check=True, capture_output=True)
+        subprocess.run([*cmd, *options], check=True, capture_output=True)
     return out
 
 
@@ -53,14 +55,20 @@ def measure(data: Path) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--copies", type=float, nargs="+", default=[0.0, 0.05, 0.1, 0.2])
+    p.add_argument("--dirs", nargs="*", default=[], metavar="NAME=DATA", help="and these")
     p.add_argument("--data-root", type=Path, default=Path("runs/case-pieces"))
     args = p.parse_args()
     args.data_root.mkdir(parents=True, exist_ok=True)
-    results = {f"{c:g}": measure(prepared(args.data_root, c)) for c in args.copies}
+    dirs = {
+        f"{c:g}": prepared(args.data_root, f"copies-{c:g}", "--case-copies", str(c))
+        for c in args.copies
+    }
+    dirs |= {name: Path(data) for name, _, data in (d.partition("=") for d in args.dirs)}
+    results = {name: measure(data) for name, data in dirs.items()}
     report = {"cpu": cpu_model(), "command": " ".join(sys.argv), "results": results}
     (args.data_root / "case-pieces.json").write_text(json.dumps(report, indent=2) + "\n")
     cols = list(next(iter(results.values()))["measured"])
-    print("| --case-copies | " + " | ".join(cols) + " |")
+    print("| vocabulary | " + " | ".join(cols) + " |")
     print("|---|" + "---|" * len(cols))
     for c, r in results.items():
         cells = [

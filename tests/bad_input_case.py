@@ -1,7 +1,8 @@
 """Bad case-robustness settings: `aiayn train --set case_augment=...` outside [0, 1] or not a
 number, or beside guided alignment, an unknown case_augment_sides or case_augment_mode, an
-unknown `aiayn evaluate --case`, and `aiayn prepare --case-copies` outside [0, 1] (bilingual and
-with --langs; the data directory left as it was), and `--case-markup` with --langs."""
+unknown `aiayn evaluate --case`, `aiayn prepare --case-copies` outside [0, 1] (bilingual and
+with --langs; the data directory left as it was), and `--case-markup` with --langs or with an
+unknown value."""
 
 from __future__ import annotations
 
@@ -70,9 +71,15 @@ CASES = [
         ("--case-copies must be a fraction of the lines in [0, 1]", "got -0.2"),
     ),
     Case(
-        "prepare --langs en,de --case-markup",
-        prepare_over_data("--langs", "en,de", "--case-markup"),
+        "prepare --langs en,de --case-markup all",
+        prepare_over_data("--langs", "en,de", "--case-markup", "all"),
         2,
         ("--langs", "cannot take --case-markup", "drop --langs for one language pair"),
+    ),
+    Case(
+        "prepare --case-markup title",
+        prepare_over_data("--corpus", "TSV", "--case-markup", "title"),
+        2,
+        ("--case-markup", "invalid choice: 'title'", "all", "upper"),
     ),
 ]

@@ -1,6 +1,7 @@
-"""`prepare --case-markup`: words are lower-cased before SentencePiece and their capitals become
-marker pieces, so that ALL-CAPS and Title-Case text reads as the pieces of ordinary text; text
--> ids -> text is exact, and the data directory's ids are the Tokenizer's."""
+"""`prepare --case-markup all|upper`: words are lower-cased before SentencePiece and their
+capitals become marker pieces (every capital, or runs of words in capitals only), so that
+ALL-CAPS (and with `all` Title-Case) text reads as the pieces of ordinary text; text -> ids ->
+text is exact, and the data directory's ids are the Tokenizer's."""
 
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ from aiayn.data.vocab import UNK_ID, Tokenizer
 from tests.data.conftest import prepared_tsv, synthetic_pairs, write_tsv
 
 
-def round_trip(text: str) -> str:
-    leading, rest = mark(text)
+def round_trip(text: str, mode: str = "all") -> str:
+    leading, rest = mark(text, mode)
     return unmark("".join(leading) + rest)
 
 
@@ -35,17 +36,18 @@ def round_trip(text: str) -> str:
         "",
     ],
 )
-def test_marking_and_unmarking_gives_the_text_back(text):
-    assert round_trip(text) == text
+@pytest.mark.parametrize("mode", ["all", "upper"])
+def test_marking_and_unmarking_gives_the_text_back(text, mode):
+    assert round_trip(text, mode) == text
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(max_size=60))
-def test_any_text_comes_back_but_for_markers_of_its_own(text):
+@given(st.text(max_size=60), st.sampled_from(["all", "upper"]))
+def test_any_text_comes_back_but_for_markers_of_its_own(text, mode):
     expected = text
     for m in MARKERS:
         expected = expected.replace(m, "")
-    assert round_trip(text) == expected
+    assert round_trip(text, mode) == expected
 
 
 def test_capitals_become_markers_placed_before_the_space_of_their_word():
@@ -53,6 +55,11 @@ def test_capitals_become_markers_placed_before_the_space_of_their_word():
     assert leading == [CAPITAL]
     assert rest == f'the{BEGIN_UPPER} heaven and earth{END_UPPER}, said "{CAPITAL}arise"{CAPITAL} i'
     assert mark("MIXED McCase")[1] == f"mixed{END_UPPER} McCase"
+    # upper: only the regions; a capitalised word keeps its own pieces
+    assert mark('The HEAVEN, said "Arise" I', "upper") == (
+        [],
+        f'The{BEGIN_UPPER} heaven{END_UPPER}, said "Arise" I',
+    )
 
 
 def test_a_models_broken_markup_still_reads():
@@ -65,7 +72,7 @@ def test_a_models_broken_markup_still_reads():
 def markup_data(tmp_path_factory):
     root = tmp_path_factory.mktemp("case-markup")
     corpus = write_tsv(root / "c.tsv", synthetic_pairs(600))
-    return prepared_tsv(corpus, root / "data", case_markup=True)
+    return prepared_tsv(corpus, root / "data", case_markup="all")
 
 
 def sources(data):
@@ -74,7 +81,7 @@ def sources(data):
 
 def test_cased_text_is_the_pieces_of_ordinary_text_and_comes_back_exactly(markup_data):
     tokenizer = Tokenizer(markup_data)
-    assert tokenizer.case_markup
+    assert tokenizer.case_markup == "all"
     lines = sources(markup_data)
     plain = tokenizer.encode(lines)
     markers = set(tokenizer.piece_ids(list(MARKERS)))
@@ -93,8 +100,11 @@ def test_the_directorys_ids_are_the_tokenizers_and_the_report_says_so(markup_dat
     flat = np.fromfile(markup_data / "test.src.ids", dtype=np.uint16)
     assert flat.tolist() == [i for row in Tokenizer(markup_data).encode(lines) for i in row]
     report = json.loads((markup_data / "report.json").read_text(encoding="utf-8"))
-    assert report["vocabulary"]["case_markup"] is True
-    assert "lower-cased text with case markers" in (markup_data / "report.txt").read_text()
+    assert report["vocabulary"]["case_markup"] == "all"
+    assert (
+        "lower-cased words with their capitals as markers"
+        in (markup_data / "report.txt").read_text()
+    )
 
 
 def test_an_ordinary_vocabulary_is_read_as_before(tmp_path):
@@ -104,3 +114,18 @@ def test_an_ordinary_vocabulary_is_read_as_before(tmp_path):
     processor = spm.SentencePieceProcessor(model_file=str(data / "spm.model"))
     assert not tokenizer.case_markup
     assert tokenizer.encode(lines) == processor.encode(lines, out_type=int)
+
+
+def test_upper_markup_keeps_ordinary_text_and_reads_capitals_as_lower_case(markup_data, tmp_path):
+    corpus = write_tsv(tmp_path / "c.tsv", synthetic_pairs(600))
+    tokenizer = Tokenizer(prepared_tsv(corpus, tmp_path / "d", case_markup="upper"))
+    assert tokenizer.case_markup == "upper"
+    assert not {CAPITAL} & set(tokenizer.pieces(range(tokenizer.vocab_size)))
+    lines = sources(markup_data)
+    markers = set(tokenizer.piece_ids([BEGIN_UPPER, END_UPPER]))
+    ids = tokenizer.encode([upper_case(line) for line in lines])
+    assert tokenizer.decode(ids) == [upper_case(line) for line in lines]
+    words = [[i for i in row if i not in markers] for row in ids]
+    assert words == tokenizer.encode([line.lower() for line in lines])
+    assert tokenizer.decode(tokenizer.encode(lines)) == lines
+    assert not markers & {i for row in tokenizer.encode(lines) for i in row}

@@ -65,9 +65,11 @@ def add(commands) -> None:
     )
     p.add_argument(
         "--case-markup",
-        action="store_true",
-        help="learn the vocabulary on lower-cased text and write capitals as marker pieces "
-        "(OpenNMT's case markup; ALL-CAPS input reads as the pieces of ordinary text)",
+        choices=["all", "upper"],
+        default="",
+        help="lower-case words before the vocabulary and write their capitals as marker pieces: "
+        "every capital (all) or runs of words in capitals only (upper); ALL-CAPS input then "
+        "reads as the pieces of ordinary text",
     )
     p.add_argument("--max-words", type=int, default=250, help="drop pairs with a longer side")
     p.add_argument(
@@ -96,7 +98,7 @@ NOT_WITH_LANGS = {
     "no_extra_refs": False,
     "valid": (),
     "test": (),
-    "case_markup": False,
+    "case_markup": "",
 }
 
 

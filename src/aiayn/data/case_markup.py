@@ -23,6 +23,8 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from aiayn.data.sources import DataError
+
 CAPITAL, BEGIN_UPPER, END_UPPER = MARKERS = (
     "｟mrk_case_modifier_C｠",
     "｟mrk_begin_case_region_U｠",
@@ -32,22 +34,37 @@ _LETTERS = re.compile(r"[^\W\d_]+")  # a run of letters: the unit that is cased
 _MARKER = re.compile("(" + "|".join(map(re.escape, MARKERS)) + ")")
 
 
-def has_markers(pieces: Iterable[str]) -> bool:
-    """Whether a vocabulary's pieces include the case markers (it was prepared with them)."""
-    return set(MARKERS) <= set(pieces)
+MODES = ("all", "upper")  # `prepare --case-markup`: every capital, or runs in capitals only
 
 
-def write_marked(files: Sequence[Path], out: Path) -> None:
+def markup_of(pieces: Iterable[str]) -> str:
+    """The markup a vocabulary was prepared with, read from its pieces: "all" (it holds the
+    three markers), "upper" (the region markers alone) or "" (none)."""
+    held = set(MARKERS) & set(pieces)
+    return "all" if len(held) == 3 else ("upper" if held == {BEGIN_UPPER, END_UPPER} else "")
+
+
+def check_markup(mode: str) -> None:
+    if mode not in ("", *MODES):
+        raise DataError(f"--case-markup {mode!r}: choose one of {', '.join(MODES)}")
+
+
+def markers(mode: str) -> tuple[str, ...]:
+    """The marker pieces a vocabulary of the mode holds."""
+    return MARKERS if mode == "all" else (BEGIN_UPPER, END_UPPER)
+
+
+def write_marked(files: Sequence[Path], out: Path, mode: str) -> None:
     """The files' lines as mark() writes them, streamed into one file: the vocabulary's
     learning text (the markers are user symbols, so they are not merged with anything)."""
     with open(out, "w", encoding="utf-8") as marked:
         for path in files:
             with open(path, encoding="utf-8") as f:
                 while lines := list(itertools.islice(f, 100_000)):
-                    marked.writelines(_joined(*mark(line)) for line in lines)
+                    marked.writelines(_joined(*mark(line, mode)) for line in lines)
 
 
-def mark(text: str) -> tuple[list[str], str]:
+def mark(text: str, mode: str = "all") -> tuple[list[str], str]:
     """The line's leading markers and the rest, lower-cased with markers inside:
     "In the HEAVEN AND EARTH." -> ([CAPITAL], "in the<BEGIN_UPPER> heaven and earth<END_UPPER>.").
 
@@ -56,8 +73,10 @@ def mark(text: str) -> tuple[list[str], str]:
     is. Neighbouring upper runs, with the one-letter capitals between them ("I AM"), form one
     region. A marker goes before the space in front of its word, so that the word keeps its
     word-start piece; markers at the start of the line are returned apart (SentencePiece
-    would put a word-start piece of its own in front of them).
+    would put a word-start piece of its own in front of them). With mode "upper" only the
+    regions are marked: a word with a capital first letter keeps its own pieces.
     """
+    capitals = mode == "all"
     text = _MARKER.sub("", text)  # input never carries markers of its own
     runs = [(m.start(), m.end(), _kind(m.group())) for m in _LETTERS.finditer(text)]
     region = _regions(runs)
@@ -65,10 +84,12 @@ def mark(text: str) -> tuple[list[str], str]:
     for i, (start, end, kind) in enumerate(runs):
         opens = region[i] and (i == 0 or not region[i - 1])
         closes = region[i] and (i + 1 == len(runs) or not region[i + 1])
-        marker = BEGIN_UPPER if opens else (CAPITAL if kind == "C" and not region[i] else "")
+        capital = capitals and kind == "C" and not region[i]
+        marker = BEGIN_UPPER if opens else (CAPITAL if capital else "")
         anchor = done + len(text[done:start].rstrip()) if marker else start
         out += [text[done:anchor], marker, text[anchor:start]]
-        out += [text[start:end].lower() if kind else text[start:end], END_UPPER if closes else ""]
+        run = text[start:end].lower() if region[i] or capital else text[start:end]
+        out += [run, END_UPPER if closes else ""]
         done = end
     rest = "".join(out) + text[done:]
     leading = []

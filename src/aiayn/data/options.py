@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from aiayn.data.case_markup import check_markup
 from aiayn.data.casing import check_case_copies
 from aiayn.data.clean import CleanOptions
 from aiayn.data.sources import DataError
@@ -34,11 +35,12 @@ class PrepareOptions:
     clean: CleanOptions = field(default_factory=CleanOptions)
     bpe_max_sentences: int = 1_000_000  # sentences sampled to learn BPE (bounds its memory)
     case_copies: float = 0.0  # the BPE also learns from cased copies of this share of lines
-    case_markup: bool = False  # capitals as marker pieces on lower-cased text (case_markup.py)
+    case_markup: str = ""  # "all" or "upper": capitals as marker pieces (case_markup.py)
     progress: bool = True
 
     def __post_init__(self) -> None:
         check_case_copies(self.case_copies)
+        check_markup(self.case_markup)
         if self.workers < 1:
             raise DataError(f"--workers must be at least 1, got {self.workers}")
         if min(self.valid_size, self.test_size) < 0:

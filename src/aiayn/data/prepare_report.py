@@ -46,7 +46,11 @@ def case_copies_text(vocab: dict) -> str:
     """What `--case-copies` added to the vocabulary's learning text, if anything."""
     share = vocab.get("case_copies")
     copies = f", also learned on cased copies of {share:.0%} of its lines" if share else ""
-    return copies + (", on lower-cased text with case markers" if vocab.get("case_markup") else "")
+    markup = {
+        "all": ", on lower-cased words with their capitals as markers",
+        "upper": ", on words in capitals lower-cased inside region markers",
+    }.get(vocab.get("case_markup") or "", "")
+    return copies + markup
 
 
 def tokens_and_time(result: dict) -> list[str]:

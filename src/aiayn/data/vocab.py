@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import sentencepiece as spm
 
-from aiayn.data.case_markup import MARKERS, has_markers, mark, unmark, write_marked
+from aiayn.data.case_markup import MARKERS, mark, markers, markup_of, unmark, write_marked
 from aiayn.data.casing import title_case, upper_case
 from aiayn.data.sources import DataError, count_lines
 from aiayn.layout import TOKENIZER_FILE
@@ -38,7 +38,7 @@ def train_bpe(
     character_coverage: float = 1.0,
     user_symbols: Sequence[str] = (),
     case_copies: float = 0.0,
-    case_markup: bool = False,
+    case_markup: str = "",
 ) -> tuple[Path, int]:
     """Learn one BPE model on the given text files (source and target together).
 
@@ -50,8 +50,9 @@ def train_bpe(
     `case_copies` (a fraction P): the vocabulary also learns from an upper- or title-cased copy
     of a seeded P of the lines, so that capitals get pieces of their own (`prepare
     --case-copies`; for training with case_augment).
-    `case_markup`: the vocabulary learns lower-cased text and the case markers, and the
-    Tokenizer then writes capitals as markers (`prepare --case-markup`, case_markup.py).
+    `case_markup` ("all" or "upper"): the vocabulary learns lower-cased words and the case
+    markers, and the Tokenizer then writes capitals as markers (`prepare --case-markup`,
+    case_markup.py).
 
     Returns:
         The model file and its vocabulary size.
@@ -70,8 +71,8 @@ def train_bpe(
             write_case_copies([Path(f) for f in inputs], cased, case_copies, seed)
             inputs.append(str(cased))
         if case_markup:
-            write_marked([Path(f) for f in inputs], lowered)
-            inputs, user_symbols = [str(lowered)], (*user_symbols, *MARKERS)
+            write_marked([Path(f) for f in inputs], lowered, case_markup)
+            inputs, user_symbols = [str(lowered)], (*user_symbols, *markers(case_markup))
         args = (inputs, str(out_dir), vocab_size, threads, exact, character_coverage, user_symbols)
         with ProcessPoolExecutor(1, fresh_processes()) as pool:
             model_file = pool.submit(_train_bpe, *args).result()
@@ -185,7 +186,7 @@ class Tokenizer:
         if (self._sp.pad_id(), self._sp.bos_id(), self._sp.eos_id()) != (PAD_ID, BOS_ID, EOS_ID):
             raise DataError(f"{path}: special ids differ from pad=0, bos=1, eos=2")
         vocab = self._sp.id_to_piece(list(range(self._sp.get_piece_size())))
-        self._markers = has_markers(vocab)
+        self._markup = markup_of(vocab)
 
     @property
     def vocab_size(self) -> int:
@@ -196,20 +197,20 @@ class Tokenizer:
         return self._sp.unk_id()
 
     @property
-    def case_markup(self) -> bool:
-        """Whether capitals are written as case markers (`prepare --case-markup`)."""
-        return self._markers
+    def case_markup(self) -> str:
+        """How capitals are written as markers: "all", "upper" (`prepare --case-markup`) or ""."""
+        return self._markup
 
     def encode(self, texts: list[str]) -> list[list[int]]:
-        if not self._markers:
+        if not self._markup:
             return self._sp.encode(texts, out_type=int)
-        marked = [mark(text) for text in texts]
+        marked = [mark(text, self._markup) for text in texts]
         rests = self._sp.encode([rest for _, rest in marked], out_type=int)
         leads = (self._sp.piece_to_id(lead) for lead, _ in marked)
         return [lead + rest for lead, rest in zip(leads, rests, strict=True)]
 
     def decode(self, ids: list[list[int]]) -> list[str]:
-        if not self._markers:
+        if not self._markup:
             return self._sp.decode(ids)
         return [
             self.join(self.pieces(i for i in line if not self._sp.is_control(i))) for line in ids
@@ -226,7 +227,7 @@ class Tokenizer:
 
     def join(self, pieces: list[str]) -> str:
         """The text that a sequence of pieces spells."""
-        if not self._markers:
+        if not self._markup:
             return self._sp.decode_pieces(pieces)
         lead = list(itertools.takewhile(lambda p: p in MARKERS, pieces))
         return unmark("".join(lead) + self._sp.decode_pieces(pieces[len(lead) :]))
