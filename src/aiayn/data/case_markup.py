@@ -1,10 +1,12 @@
 """Case markup: words are lower-cased before SentencePiece, and their capitals become markers.
 
-`aiayn prepare --case-markup` learns the vocabulary on such text plus three marker pieces; from
-then on "GOD SAID" and "God said" are the pieces of "god said" with markers beside them: a
-capital-letter modifier before a word, an upper-case region around a run of capitalised words.
-A model so prepared reads ALL-CAPS and Title-Case input with the pieces it knows, and a
-case_augment pair differs from its original only in the markers.
+`aiayn prepare --case-markup all` learns the vocabulary on such text plus three marker pieces;
+from then on "GOD SAID" and "God said" are the pieces of "god said" with markers beside them: a
+capital-letter modifier before a word, an upper-case region around a run of words in capitals.
+`--case-markup upper` marks the regions alone, so that ordinary text ("God said") keeps its
+own pieces and only "GOD SAID" is read as "god said" in a region. A model so prepared reads
+ALL-CAPS input with the pieces it knows, and a case_augment pair differs from its lower-cased
+original only in the markers.
 
 This is OpenNMT Tokenizer's `case_markup` with `soft_case_regions` (Marian's case factors are
 the same idea). pyonmttok itself was tried first and not kept: its markup comes with its own
