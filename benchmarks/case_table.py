@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/case_table.py --model NAME=RUN:DATA [NAME=RUN:DATA ...] \
         [--split test] [--json benchmarks/results-case.json]
-    .venv/bin/python benchmarks/case_table.py --seeds REPORT.json [REPORT.json ...]
+    .venv/bin/python benchmarks/case_table.py --seeds REPORT.json [REPORT.json ...] [--base VOCAB]
 
 For each model (a run directory and the data directory it was trained on), the test sources as
 they are, upper-cased and title-cased (`aiayn.data.casing`, as `aiayn evaluate --case` makes
@@ -17,7 +17,8 @@ case-insensitive). Prints the table for benchmarks/README.md and writes the JSON
 of the same vocabulary, updates, seed, precision and CPU (same initialisation, same batches but
 for the cased pairs): per setting, how far plain BLEU moved and what share of the upper-case
 loss is left, per seed and their mean - the two numbers of issue 31's bar (at most 0.5, at most
-half).
+half). With --base (a data directory's name, e.g. copies-0.1), a model on another vocabulary
+(one prepared with --case-markup) is also paired with no augmentation on the base one.
 """
 
 from __future__ import annotations
@@ -114,9 +115,10 @@ def setting(r: dict) -> tuple[str, int, str, str, float, str, str]:
     return *shared, t["case_augment"], *how
 
 
-def seeds_table(results: dict) -> str:
+def seeds_table(results: dict, base: str | None = None) -> str:
     """Each augmented setting against no augmentation on the same vocabulary and updates,
-    seed by seed."""
+    seed by seed; and, given a `base` vocabulary (a data directory's name), against no
+    augmentation on that one too (a vocabulary made for case against the ordinary one)."""
     unaugmented = {
         (*setting(r)[:4], r["training"]["seed"]): r
         for r in results.values()
@@ -125,12 +127,18 @@ def seeds_table(results: dict) -> str:
     paired: dict[tuple, list[tuple[int, float, float]]] = {}
     for r in results.values():
         key, seed = setting(r), r["training"]["seed"]
-        base = unaugmented.get((*key[:4], seed))
-        if key[4] == 0 or base is None:
+        if key[4] == 0:
             continue
-        s, s0 = r["scores"], base["scores"]
-        moved = s["as-is"]["bleu_lowercase"] - s0["as-is"]["bleu_lowercase"]
-        paired.setdefault(key, []).append((seed, moved, loss(s, "upper") / loss(s0, "upper")))
+        partners = [(key[0], key[:4])]
+        if base and base != key[0]:  # also against no augmentation on the base vocabulary
+            partners.append((f"{key[0]} against {base}", (base, *key[1:4])))
+        for label, shared in partners:
+            if (unaugmented_run := unaugmented.get((*shared, seed))) is None:
+                continue
+            s, s0 = r["scores"], unaugmented_run["scores"]
+            moved = s["as-is"]["bleu_lowercase"] - s0["as-is"]["bleu_lowercase"]
+            left = loss(s, "upper") / loss(s0, "upper")
+            paired.setdefault((label, *key[1:]), []).append((seed, moved, left))
     rows = [
         "| vocabulary | updates | precision, CPU | case_augment, sides, mode | seeds "
         "| plain BLEU moved (ci) | mean | upper's loss left | mean |",
@@ -155,6 +163,7 @@ def main() -> None:
     group = p.add_mutually_exclusive_group(required=True)
     group.add_argument("--model", nargs="+", metavar="NAME=RUN:DATA")
     group.add_argument("--seeds", nargs="+", type=Path, metavar="REPORT.json")
+    p.add_argument("--base", help="--seeds: also pair with no augmentation on this vocabulary")
     p.add_argument("--split", default="test", choices=["valid", "test"])
     p.add_argument("--n", type=int, default=None, help="the first N lines (default: all)")
     p.add_argument("--json", type=Path, default=Path("benchmarks/results-case.json"))
@@ -167,7 +176,7 @@ def main() -> None:
                 merged[name] = {**r, "cpu": report["cpu"]}  # a pair shares its CPU
         print(table(merged))
         print()
-        print(seeds_table(merged))
+        print(seeds_table(merged, args.base))
         return
     results = {}
     for name, run, data in map(parse_model, args.model):
