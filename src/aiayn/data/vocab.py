@@ -185,8 +185,8 @@ class Tokenizer:
             ) from None
         if (self._sp.pad_id(), self._sp.bos_id(), self._sp.eos_id()) != (PAD_ID, BOS_ID, EOS_ID):
             raise DataError(f"{path}: special ids differ from pad=0, bos=1, eos=2")
-        vocab = self._sp.id_to_piece(list(range(self._sp.get_piece_size())))
-        self._markup = markup_of(vocab)
+        unk = self._sp.unk_id()
+        self._markup = markup_of(m for m in MARKERS if self._sp.piece_to_id(m) != unk)
 
     @property
     def vocab_size(self) -> int:
