@@ -1,8 +1,7 @@
 """Bad case-robustness settings: `aiayn train --set case_augment=...` outside [0, 1] or not a
 number, or beside guided alignment, an unknown case_augment_sides or case_augment_mode, an
 unknown `aiayn evaluate --case`, `aiayn prepare --case-copies` outside [0, 1] (bilingual and
-with --langs; the data directory left as it was), and `--case-markup` with --langs or with an
-unknown value."""
+with --langs; the data directory left as it was), and `--case-markup` with an unknown value."""
 
 from __future__ import annotations
 
@@ -69,12 +68,6 @@ CASES = [
         prepare_over_data("--langs", "en,de", "--case-copies", "-0.2"),
         2,
         ("--case-copies must be a fraction of the lines in [0, 1]", "got -0.2"),
-    ),
-    Case(
-        "prepare --langs en,de --case-markup all",
-        prepare_over_data("--langs", "en,de", "--case-markup", "all"),
-        2,
-        ("--langs", "cannot take --case-markup", "drop --langs for one language pair"),
     ),
     Case(
         "prepare --case-markup title",

@@ -1,11 +1,13 @@
 """`prepare --case-markup all|upper`: words are lower-cased before SentencePiece and their
 capitals become marker pieces (every capital, or runs of words in capitals only), so that
 ALL-CAPS (and with `all` Title-Case) text reads as the pieces of ordinary text; text -> ids ->
-text is exact, and the data directory's ids are the Tokenizer's."""
+text is exact, and the data directory's ids are the Tokenizer's - with `--langs` too, the
+language tags kept apart from the markup."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -15,6 +17,10 @@ from hypothesis import strategies as st
 
 from aiayn.data.case_markup import BEGIN_UPPER, CAPITAL, END_UPPER, MARKERS, mark, unmark
 from aiayn.data.casing import title_case, upper_case
+from aiayn.data.data_dir import DataDir
+from aiayn.data.languages import tag, tagged
+from aiayn.data.multilingual import prepare_multilingual
+from aiayn.data.multilingual_options import MultiOptions
 from aiayn.data.vocab import UNK_ID, Tokenizer
 from tests.data.conftest import prepared_tsv, synthetic_pairs, write_tsv
 
@@ -129,3 +135,35 @@ def test_upper_markup_keeps_ordinary_text_and_reads_capitals_as_lower_case(marku
     assert words == tokenizer.encode([line.lower() for line in lines])
     assert tokenizer.decode(tokenizer.encode(lines)) == lines
     assert not markers & {i for row in tokenizer.encode(lines) for i in row}
+
+
+def test_a_multilingual_directory_marks_capitals_in_every_cased_script(tmp_path):
+    """German (umlauts, ß), Russian (Cyrillic) and Turkish (dotted İ, whose lower case does not
+    come back): the tags stay single pieces in front, ids are the Tokenizer's, and ALL-CAPS
+    sources are their lower case's pieces in a region, in every direction."""
+    out = tmp_path / "multi"
+    langs = ("en", "de", "ru", "tr")
+    opts = MultiOptions(out=out, langs=langs, valid_size=60, test_size=60, vocab_size=4000)
+    prepare_multilingual(replace(opts, bpe_sentences=12_000, case_markup="upper", progress=False))
+    data, tokenizer = DataDir.open(out), Tokenizer(out)
+    assert tokenizer.case_markup == "upper"
+    assert "in capitals lower-cased inside region markers" in (out / "report.txt").read_text()
+    lines = data.text("test", "src").read_text(encoding="utf-8").splitlines()
+    flat = np.fromfile(out / "test.src.ids", dtype=np.uint16)
+    assert flat.tolist() == [i for row in tokenizer.encode(lines) for i in row]
+    assert tokenizer.decode(tokenizer.encode(lines)) == lines
+    markers = set(tokenizer.piece_ids([BEGIN_UPPER, END_UPPER]))
+    for lang in langs:  # the sources that ask for lang, in capitals
+        cased = [upper_case(line) for line in lines if line.startswith(tag(lang))][:20]
+        assert cased, lang
+        ids = tokenizer.encode(cased)
+        assert tokenizer.decode(ids) == cased
+        head = tokenizer.encode([tag(lang)])[0]
+        assert all(row[: len(head)] == head for row in ids), lang
+    for lang in ("en", "de", "ru"):
+        text = data.text("test", lang).read_text(encoding="utf-8").splitlines()[:20]
+        cased = [tagged(upper_case(line), "en" if lang != "en" else "de") for line in text]
+        ids = tokenizer.encode(cased)
+        assert any(markers & set(row) for row in ids), lang
+        words = [[i for i in row if i not in markers] for row in ids]
+        assert words == tokenizer.encode([line.lower() for line in cased]), lang

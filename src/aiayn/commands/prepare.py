@@ -98,7 +98,6 @@ NOT_WITH_LANGS = {
     "no_extra_refs": False,
     "valid": (),
     "test": (),
-    "case_markup": "",
 }
 
 
@@ -159,6 +158,7 @@ def run_multilingual(args: argparse.Namespace) -> int:
         valid_size=args.valid_size,
         test_size=args.test_size,
         case_copies=args.case_copies,
+        case_markup=args.case_markup,
         seed=args.seed,
         workers=args.workers,
         clean=clean_options(args),

@@ -118,6 +118,7 @@ def build(opts: MultiOptions, db: Path, codes: dict[str, str]) -> dict:
         character_coverage=opts.character_coverage,
         user_symbols=[tag(lang) for lang in codes],
         case_copies=opts.case_copies,
+        case_markup=opts.case_markup,
     )
     sample.unlink()
     seconds["learn BPE"] = time.perf_counter() - started - sum(seconds.values())
@@ -176,6 +177,7 @@ def build(opts: MultiOptions, db: Path, codes: dict[str, str]) -> dict:
             "mix": f"{opts.bpe_sentences:,} verses, languages drawn with T={opts.bpe_temperature}",
             "tags": [tag(lang) for lang in codes],
             "case_copies": opts.case_copies,
+            "case_markup": opts.case_markup,
         },
         "tokens": tokens,
         "seconds": round(time.perf_counter() - started, 1),

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from aiayn.data.bible import DEFAULT_VERSION
+from aiayn.data.case_markup import check_markup
 from aiayn.data.casing import check_case_copies
 from aiayn.data.clean import CleanOptions
 from aiayn.data.sources import DataError
@@ -29,6 +30,7 @@ class MultiOptions:
     bpe_temperature: float = 5.0  # languages mixed for BPE with p_l ~ n_l^(1/T)
     bpe_sentences: int = 300_000  # verses in that mix (bounds the trainer's time and memory)
     case_copies: float = 0.0  # the BPE also learns from cased copies of this share of lines
+    case_markup: str = ""  # "all" or "upper": capitals as marker pieces (case_markup.py)
     seed: int = 1  # for the held-out chapters and the BPE mix
     workers: int = 2  # processes that read versions and encode
     clean: CleanOptions = field(default_factory=CleanOptions)
@@ -36,6 +38,7 @@ class MultiOptions:
 
     def __post_init__(self) -> None:
         check_case_copies(self.case_copies)
+        check_markup(self.case_markup)
         if len(self.langs) < 2:
             raise DataError(
                 f"--langs {','.join(self.langs)}: a multilingual directory needs at least two "
