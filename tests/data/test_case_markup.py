@@ -7,7 +7,6 @@ language tags kept apart from the markup."""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -15,6 +14,7 @@ import sentencepiece as spm
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from aiayn.data.binarize import load_ids
 from aiayn.data.case_markup import BEGIN_UPPER, CAPITAL, END_UPPER, MARKERS, mark, unmark
 from aiayn.data.casing import title_case, upper_case
 from aiayn.data.data_dir import DataDir
@@ -143,14 +143,24 @@ def test_a_multilingual_directory_marks_capitals_in_every_cased_script(tmp_path)
     sources are their lower case's pieces in a region, in every direction."""
     out = tmp_path / "multi"
     langs = ("en", "de", "ru", "tr")
-    opts = MultiOptions(out=out, langs=langs, valid_size=60, test_size=60, vocab_size=4000)
-    prepare_multilingual(replace(opts, bpe_sentences=12_000, case_markup="upper", progress=False))
+    prepare_multilingual(
+        MultiOptions(
+            out=out,
+            langs=langs,
+            valid_size=60,
+            test_size=60,
+            vocab_size=4000,
+            bpe_sentences=12_000,
+            case_markup="upper",
+            progress=False,
+        )
+    )
     data, tokenizer = DataDir.open(out), Tokenizer(out)
     assert tokenizer.case_markup == "upper"
     assert "in capitals lower-cased inside region markers" in (out / "report.txt").read_text()
     lines = data.text("test", "src").read_text(encoding="utf-8").splitlines()
-    flat = np.fromfile(out / "test.src.ids", dtype=np.uint16)
-    assert flat.tolist() == [i for row in tokenizer.encode(lines) for i in row]
+    ids, _ = load_ids(data.ids("test", "src"), data.meta.vocab_size)
+    assert ids.tolist() == [i for row in tokenizer.encode(lines) for i in row]
     assert tokenizer.decode(tokenizer.encode(lines)) == lines
     markers = set(tokenizer.piece_ids([BEGIN_UPPER, END_UPPER]))
     for lang in langs:  # the sources that ask for lang, in capitals
