@@ -18,13 +18,18 @@ of the same vocabulary, updates, seed, precision and CPU (same initialisation, s
 for the cased pairs): per setting, how far plain BLEU moved and what share of the upper-case
 loss is left, per seed and their mean - the two numbers of issue 31's bar (at most 0.5, at most
 half). With --base (a data directory's name, e.g. copies-0.1), a model on another vocabulary
-(one prepared with --case-markup) is also paired with no augmentation on the base one.
+(one prepared with --case-markup) is also paired with no augmentation on the base one. A last
+table takes each setting's seeds as one arm against no augmentation's (on its own vocabulary
+and on --base): the means, their standard deviations and the difference of the means with a
+95% Welch interval - the reading for models that share no initialisation (other vocabularies),
+where seed n of one arm is no closer to seed n of the other than to any other seed.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import subprocess
 import sys
 import time
@@ -158,6 +163,48 @@ def seeds_table(results: dict, base: str | None = None) -> str:
     return "\n".join(rows)
 
 
+def arms_table(results: dict, base: str | None = None) -> str:
+    """Each setting's seeds as one arm against the unaugmented arm of its vocabulary (and of
+    `base`), with two seeds or more on each side: plain BLEU (ci) mean and standard deviation,
+    the difference of the means with its 95% Welch interval, and the upper-case loss left
+    (the arm's mean loss over the other's)."""
+    from scipy.stats import ttest_ind  # benchmarks only: scipy comes with the dev install
+
+    arms: dict[tuple, list[dict]] = {}
+    for r in results.values():
+        key = setting(r)
+        arms.setdefault(key[:4] + ((0.0,) if key[4] == 0 else key[4:]), []).append(r["scores"])
+    rows = [
+        "| vocabulary | against | updates | case_augment, sides, mode | seeds "
+        "| plain ci: mean (SD) | against: mean (SD) | difference (95% interval) "
+        "| upper's loss left |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for key, arm in sorted(arms.items()):
+        against = {key[0]} if key[4] else set()
+        if base and base != key[0]:
+            against.add(base)
+        for vocab in sorted(against):
+            other = arms.get((vocab, *key[1:4], 0.0), [])
+            if len(arm) < 2 or len(other) < 2:
+                continue
+            a = [s["as-is"]["bleu_lowercase"] for s in arm]
+            b = [s["as-is"]["bleu_lowercase"] for s in other]
+            interval = ttest_ind(a, b, equal_var=False).confidence_interval(0.95)
+            left = statistics.mean(loss(s, "upper") for s in arm) / statistics.mean(
+                loss(s, "upper") for s in other
+            )
+            fraction = f"{key[4]}, {key[5]}, {key[6]}" if key[4] else "none"
+            rows.append(
+                f"| {key[0]} | {vocab} | {key[1]:,} | {fraction} | {len(a)} vs {len(b)} "
+                f"| {statistics.mean(a):.2f} ({statistics.stdev(a):.2f}) "
+                f"| {statistics.mean(b):.2f} ({statistics.stdev(b):.2f}) "
+                f"| {statistics.mean(a) - statistics.mean(b):+.2f} "
+                f"({interval.low:+.2f} to {interval.high:+.2f}) | {left:.0%} |"
+            )
+    return "\n".join(rows)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     group = p.add_mutually_exclusive_group(required=True)
@@ -177,6 +224,8 @@ def main() -> None:
         print(table(merged))
         print()
         print(seeds_table(merged, args.base))
+        print()
+        print(arms_table(merged, args.base))
         return
     results = {}
     for name, run, data in map(parse_model, args.model):
