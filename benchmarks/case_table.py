@@ -120,6 +120,14 @@ def setting(r: dict) -> tuple[str, int, str, str, float, str, str]:
     return *shared, t["case_augment"], *how
 
 
+def references(key: tuple, base: str | None) -> list[str]:
+    """The vocabularies whose unaugmented models a setting is read against: its own when it
+    is augmented, and `base` when that is another (a vocabulary made for case against the
+    ordinary one)."""
+    own = [key[0]] if key[4] else []
+    return own + ([base] if base and base != key[0] else [])
+
+
 def seeds_table(results: dict, base: str | None = None) -> str:
     """Each augmented setting against no augmentation on the same vocabulary and updates,
     seed by seed; and, given a `base` vocabulary (a data directory's name), against no
@@ -134,12 +142,10 @@ def seeds_table(results: dict, base: str | None = None) -> str:
         key, seed = setting(r), r["training"]["seed"]
         if key[4] == 0:
             continue
-        partners = [(key[0], key[:4])]
-        if base and base != key[0]:  # also against no augmentation on the base vocabulary
-            partners.append((f"{key[0]} against {base}", (base, *key[1:4])))
-        for label, shared in partners:
-            if (unaugmented_run := unaugmented.get((*shared, seed))) is None:
+        for vocab in references(key, base):
+            if (unaugmented_run := unaugmented.get((vocab, *key[1:4], seed))) is None:
                 continue
+            label = key[0] if vocab == key[0] else f"{key[0]} against {vocab}"
             s, s0 = r["scores"], unaugmented_run["scores"]
             moved = s["as-is"]["bleu_lowercase"] - s0["as-is"]["bleu_lowercase"]
             left = loss(s, "upper") / loss(s0, "upper")
@@ -181,15 +187,13 @@ def arms_table(results: dict, base: str | None = None) -> str:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for key, arm in sorted(arms.items()):
-        against = {key[0]} if key[4] else set()
-        if base and base != key[0]:
-            against.add(base)
-        for vocab in sorted(against):
+        for vocab in sorted(references(key, base)):
             other = arms.get((vocab, *key[1:4], 0.0), [])
             if len(arm) < 2 or len(other) < 2:
                 continue
             a = [s["as-is"]["bleu_lowercase"] for s in arm]
             b = [s["as-is"]["bleu_lowercase"] for s in other]
+            mean_a, mean_b = statistics.mean(a), statistics.mean(b)
             interval = ttest_ind(a, b, equal_var=False).confidence_interval(0.95)
             left = statistics.mean(loss(s, "upper") for s in arm) / statistics.mean(
                 loss(s, "upper") for s in other
@@ -197,9 +201,8 @@ def arms_table(results: dict, base: str | None = None) -> str:
             fraction = f"{key[4]}, {key[5]}, {key[6]}" if key[4] else "none"
             rows.append(
                 f"| {key[0]} | {vocab} | {key[1]:,} | {fraction} | {len(a)} vs {len(b)} "
-                f"| {statistics.mean(a):.2f} ({statistics.stdev(a):.2f}) "
-                f"| {statistics.mean(b):.2f} ({statistics.stdev(b):.2f}) "
-                f"| {statistics.mean(a) - statistics.mean(b):+.2f} "
+                f"| {mean_a:.2f} ({statistics.stdev(a):.2f}) "
+                f"| {mean_b:.2f} ({statistics.stdev(b):.2f}) | {mean_a - mean_b:+.2f} "
                 f"({interval.low:+.2f} to {interval.high:+.2f}) | {left:.0%} |"
             )
     return "\n".join(rows)
