@@ -65,11 +65,12 @@ def add(commands) -> None:
     )
     p.add_argument(
         "--case-markup",
-        choices=["all", "upper"],
+        choices=["all", "upper", "truecase"],
         default="",
         help="lower-case words before the vocabulary and write their capitals as marker pieces: "
-        "every capital (all) or runs of words in capitals only (upper); ALL-CAPS input then "
-        "reads as the pieces of ordinary text",
+        "every capital (all), runs of words in capitals only (upper), or those runs in the "
+        "casing the vocabulary knows best (truecase); ALL-CAPS input then reads as the pieces "
+        "of ordinary text",
     )
     p.add_argument("--max-words", type=int, default=250, help="drop pairs with a longer side")
     p.add_argument(

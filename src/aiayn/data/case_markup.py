@@ -6,7 +6,10 @@ capital-letter modifier before a word, an upper-case region around a run of word
 `--case-markup upper` marks the regions alone, so that ordinary text ("God said") keeps its
 own pieces and only "GOD SAID" is read as "god said" in a region. A model so prepared reads
 ALL-CAPS input with the pieces it knows, and a case_augment pair differs from its lower-cased
-original only in the markers.
+original only in the markers. `--case-markup truecase` marks the same regions but writes each
+word inside in the casing the vocabulary knows best ("GOD SAID" -> "God said" in a region,
+chosen by the Tokenizer from its own pieces): an upper-cased line is then its ordinary pieces
+with markers around them, so case_augment teaches the markers and little else.
 
 This is OpenNMT Tokenizer's `case_markup` with `soft_case_regions` (Marian's case factors are
 the same idea). pyonmttok itself was tried first and not kept: its markup comes with its own
@@ -22,7 +25,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from aiayn.data.sources import DataError
@@ -32,18 +35,27 @@ CAPITAL, BEGIN_UPPER, END_UPPER = MARKERS = (
     "｟mrk_begin_case_region_U｠",
     "｟mrk_end_case_region_U｠",
 )
+# a region whose words are in the vocabulary's own casing, not lower-cased (mode "truecase")
+BEGIN_TRUECASED = "｟mrk_begin_case_region_T｠"
+EVERY_MARKER = (*MARKERS, BEGIN_TRUECASED)
 _LETTERS = re.compile(r"[^\W\d_]+")  # a run of letters: the unit that is cased
-_MARKER = re.compile("(" + "|".join(map(re.escape, MARKERS)) + ")")
+# what comes before a word that ordinary text capitalises: nothing, a sentence's end and a
+# space, or an opening quote or bracket (each with the quotes and brackets that may follow)
+_SENTENCE_START = re.compile(r"""(?:^|[.!?]["'’”)\]]*\s+|(?:^|\s)[("'‘“\[])[("'‘“\[]*$""")
+_MARKER = re.compile("(" + "|".join(map(re.escape, EVERY_MARKER)) + ")")
 
 
-MODES = ("all", "upper")  # `prepare --case-markup`: every capital, or runs in capitals only
+# `prepare --case-markup`: every capital, runs in capitals lower-cased, or runs in capitals
+# in the casing the vocabulary knows best
+MODES = ("all", "upper", "truecase")
 
 
 def markup_of(pieces: Iterable[str]) -> str:
     """The markup a vocabulary was prepared with, read from its pieces: "all" (it holds the
-    three markers), "upper" (the region markers alone) or "" (none)."""
-    held = set(MARKERS) & set(pieces)
-    return "all" if len(held) == 3 else ("upper" if held == {BEGIN_UPPER, END_UPPER} else "")
+    three markers), "upper" or "truecase" (the region markers alone) or "" (none)."""
+    held = set(EVERY_MARKER) & set(pieces)
+    modes = {mode: set(markers(mode)) for mode in MODES}
+    return next((mode for mode, needed in modes.items() if held == needed), "")
 
 
 def check_markup(mode: str) -> None:
@@ -53,7 +65,9 @@ def check_markup(mode: str) -> None:
 
 def markers(mode: str) -> tuple[str, ...]:
     """The marker pieces a vocabulary of the mode holds."""
-    return MARKERS if mode == "all" else (BEGIN_UPPER, END_UPPER)
+    if mode == "all":
+        return MARKERS
+    return (BEGIN_TRUECASED if mode == "truecase" else BEGIN_UPPER, END_UPPER)
 
 
 def write_marked(files: Sequence[Path], out: Path, mode: str) -> None:
@@ -66,7 +80,9 @@ def write_marked(files: Sequence[Path], out: Path, mode: str) -> None:
                     marked.writelines(_joined(*mark(line, mode)) for line in lines)
 
 
-def mark(text: str, mode: str = "all") -> tuple[list[str], str]:
+def mark(
+    text: str, mode: str = "all", recase: Callable[[str], str] | None = None
+) -> tuple[list[str], str]:
     """The line's leading markers and the rest, lower-cased with markers inside:
     "In the HEAVEN AND EARTH." -> ([CAPITAL], "in the<BEGIN_UPPER> heaven and earth<END_UPPER>.").
 
@@ -76,9 +92,14 @@ def mark(text: str, mode: str = "all") -> tuple[list[str], str]:
     region. A marker goes before the space in front of its word, so that the word keeps its
     word-start piece; markers at the start of the line are returned apart (SentencePiece
     would put a word-start piece of its own in front of them). With mode "upper" only the
-    regions are marked: a word with a capital first letter keeps its own pieces.
+    regions are marked: a word with a capital first letter keeps its own pieces. With mode
+    "truecase" a region's words are given to `recase` lower-cased and written as it returns
+    them (a casing of the same letters: the Tokenizer's best-known form); without it they stay
+    lower-cased (the vocabulary's learning text). A word where ordinary text would begin a
+    sentence (the line's start, after ". " or an opening quote) gets a capital first letter.
     """
     capitals = mode == "all"
+    begin = markers(mode)[-2]  # the region's opening marker
     text = _MARKER.sub("", text)  # input never carries markers of its own
     runs = [(m.start(), m.end(), _kind(m.group())) for m in _LETTERS.finditer(text)]
     region = _regions(runs)
@@ -87,10 +108,12 @@ def mark(text: str, mode: str = "all") -> tuple[list[str], str]:
         opens = region[i] and (i == 0 or not region[i - 1])
         closes = region[i] and (i + 1 == len(runs) or not region[i + 1])
         capital = capitals and kind == "C" and not region[i]
-        marker = BEGIN_UPPER if opens else (CAPITAL if capital else "")
+        marker = begin if opens else (CAPITAL if capital else "")
         anchor = done + len(text[done:start].rstrip()) if marker else start
         out += [text[done:anchor], marker, text[anchor:start]]
         run = text[start:end].lower() if region[i] or capital else text[start:end]
+        if region[i] and recase is not None:
+            run = capitalised(recase(run)) if _begins_sentence(text, start) else recase(run)
         out += [run, END_UPPER if closes else ""]
         done = end
     rest = "".join(out) + text[done:]
@@ -99,6 +122,18 @@ def mark(text: str, mode: str = "all") -> tuple[list[str], str]:
         leading.append(match.group())
         rest = rest[match.end() :]
     return leading, rest
+
+
+def _begins_sentence(text: str, start: int) -> bool:
+    """Whether ordinary text would capitalise the word at `start` (a look at the 16 characters
+    before it; `^` matches at the line's real start only)."""
+    return _SENTENCE_START.search(text, max(0, start - 16), start) is not None
+
+
+def capitalised(word: str) -> str:
+    """The word with a capital first letter, where that casing comes back from upper case."""
+    capital = word[:1].upper() + word[1:]
+    return capital if capital.upper() == word.upper() else word
 
 
 def _joined(leading: list[str], rest: str) -> str:
@@ -111,9 +146,9 @@ def unmark(text: str) -> str:
     to the end, a stray end or a capital with no word after it is dropped."""
     out, capital, upper = [], False, False
     for part in _MARKER.split(text):
-        if part in MARKERS:
+        if part in EVERY_MARKER:
             capital = capital or part == CAPITAL
-            upper = {BEGIN_UPPER: True, END_UPPER: False}.get(part, upper)
+            upper = {BEGIN_UPPER: True, BEGIN_TRUECASED: True, END_UPPER: False}.get(part, upper)
             continue
         if upper:
             part = _LETTERS.sub(lambda run: run.group().upper(), part)

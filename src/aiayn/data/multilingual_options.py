@@ -30,7 +30,7 @@ class MultiOptions:
     bpe_temperature: float = 5.0  # languages mixed for BPE with p_l ~ n_l^(1/T)
     bpe_sentences: int = 300_000  # verses in that mix (bounds the trainer's time and memory)
     case_copies: float = 0.0  # the BPE also learns from cased copies of this share of lines
-    case_markup: str = ""  # "all" or "upper": capitals as marker pieces (case_markup.py)
+    case_markup: str = ""  # "all", "upper", "truecase": capitals as markers (case_markup.py)
     seed: int = 1  # for the held-out chapters and the BPE mix
     workers: int = 2  # processes that read versions and encode
     clean: CleanOptions = field(default_factory=CleanOptions)

@@ -35,7 +35,7 @@ class PrepareOptions:
     clean: CleanOptions = field(default_factory=CleanOptions)
     bpe_max_sentences: int = 1_000_000  # sentences sampled to learn BPE (bounds its memory)
     case_copies: float = 0.0  # the BPE also learns from cased copies of this share of lines
-    case_markup: str = ""  # "all" or "upper": capitals as marker pieces (case_markup.py)
+    case_markup: str = ""  # "all", "upper", "truecase": capitals as markers (case_markup.py)
     progress: bool = True
 
     def __post_init__(self) -> None:

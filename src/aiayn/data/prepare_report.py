@@ -49,6 +49,7 @@ def case_copies_text(vocab: dict) -> str:
     markup = {
         "all": ", on lower-cased words with their capitals as markers",
         "upper": ", on words in capitals lower-cased inside region markers",
+        "truecase": ", on words in capitals truecased inside region markers",
     }.get(vocab.get("case_markup") or "", "")
     return copies + markup
 

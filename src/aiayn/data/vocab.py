@@ -10,7 +10,15 @@ from pathlib import Path
 import numpy as np
 import sentencepiece as spm
 
-from aiayn.data.case_markup import MARKERS, mark, markers, markup_of, unmark, write_marked
+from aiayn.data.case_markup import (
+    EVERY_MARKER,
+    capitalised,
+    mark,
+    markers,
+    markup_of,
+    unmark,
+    write_marked,
+)
 from aiayn.data.casing import title_case, upper_case
 from aiayn.data.sources import DataError, count_lines
 from aiayn.layout import TOKENIZER_FILE
@@ -50,9 +58,9 @@ def train_bpe(
     `case_copies` (a fraction P): the vocabulary also learns from an upper- or title-cased copy
     of a seeded P of the lines, so that capitals get pieces of their own (`prepare
     --case-copies`; for training with case_augment).
-    `case_markup` ("all" or "upper"): the vocabulary learns lower-cased words and the case
-    markers, and the Tokenizer then writes capitals as markers (`prepare --case-markup`,
-    case_markup.py).
+    `case_markup` ("all", "upper" or "truecase"): the vocabulary learns lower-cased words and
+    the case markers, and the Tokenizer then writes capitals as markers (`prepare
+    --case-markup`, case_markup.py).
 
     Returns:
         The model file and its vocabulary size.
@@ -165,8 +173,11 @@ class Tokenizer:
 
     Everything that needs the SentencePiece model asks this class, never the processor itself.
     A model learned with `prepare --case-markup` (it holds the case markers) reads text through
-    case_markup.mark: words lower-cased, their capitals marker pieces.
+    case_markup.mark: words lower-cased, their capitals marker pieces; with "truecase" a word in
+    capitals is written in the casing whose pieces the vocabulary knows best (truecased).
     """
+
+    _KNOWN_CASINGS = 100_000  # words whose chosen casing is kept (a server's input is unbounded)
 
     def __init__(self, model_file: str | Path) -> None:
         path = Path(model_file)
@@ -186,7 +197,8 @@ class Tokenizer:
         if (self._sp.pad_id(), self._sp.bos_id(), self._sp.eos_id()) != (PAD_ID, BOS_ID, EOS_ID):
             raise DataError(f"{path}: special ids differ from pad=0, bos=1, eos=2")
         unk = self._sp.unk_id()
-        self._markup = markup_of(m for m in MARKERS if self._sp.piece_to_id(m) != unk)
+        self._markup = markup_of(m for m in EVERY_MARKER if self._sp.piece_to_id(m) != unk)
+        self._casings: dict[str, str] = {}
 
     @property
     def vocab_size(self) -> int:
@@ -198,16 +210,35 @@ class Tokenizer:
 
     @property
     def case_markup(self) -> str:
-        """How capitals are written as markers: "all", "upper" (`prepare --case-markup`) or ""."""
+        """How capitals are written as markers: "all", "upper", "truecase" (`prepare
+        --case-markup`) or ""."""
         return self._markup
 
     def encode(self, texts: list[str]) -> list[list[int]]:
         if not self._markup:
             return self._sp.encode(texts, out_type=int)
-        marked = [mark(text, self._markup) for text in texts]
+        recase = self.truecased if self._markup == "truecase" else None
+        marked = [mark(text, self._markup, recase) for text in texts]
         rests = self._sp.encode([rest for _, rest in marked], out_type=int)
         leads = (self._sp.piece_to_id(lead) for lead, _ in marked)
         return [lead + rest for lead, rest in zip(leads, rests, strict=True)]
+
+    def truecased(self, word: str) -> str:
+        """The lower-cased word as it is written lower-cased or with a capital first letter,
+        whichever the vocabulary spells in fewer pieces, then in earlier-learnt merges (BPE's
+        scores): the form its learning text held more often ("god" -> "God", "said" -> "said").
+        The same word gets the same casing on every line, so a region reads as ordinary text."""
+        if (known := self._casings.get(word)) is not None:
+            return known
+        forms = list(dict.fromkeys((word, capitalised(word))))
+        costs = [
+            (len(ids), -sum(self._sp.get_score(i) for i in ids))
+            for ids in self._sp.encode(forms, out_type=int)
+        ]
+        if len(self._casings) >= self._KNOWN_CASINGS:
+            self._casings.clear()
+        best = self._casings[word] = forms[costs.index(min(costs))]
+        return best
 
     def decode(self, ids: list[list[int]]) -> list[str]:
         if not self._markup:
@@ -229,5 +260,5 @@ class Tokenizer:
         """The text that a sequence of pieces spells."""
         if not self._markup:
             return self._sp.decode_pieces(pieces)
-        lead = list(itertools.takewhile(lambda p: p in MARKERS, pieces))
+        lead = list(itertools.takewhile(lambda p: p in EVERY_MARKER, pieces))
         return unmark("".join(lead) + self._sp.decode_pieces(pieces[len(lead) :]))
