@@ -1,8 +1,8 @@
-"""`prepare --case-markup all|upper`: words are lower-cased before SentencePiece and their
-capitals become marker pieces (every capital, or runs of words in capitals only), so that
-ALL-CAPS (and with `all` Title-Case) text reads as the pieces of ordinary text; text -> ids ->
-text is exact, and the data directory's ids are the Tokenizer's - with `--langs` too, the
-language tags kept apart from the markup."""
+"""`prepare --case-markup all|upper|truecase`: words are lower-cased before SentencePiece and
+their capitals become marker pieces (every capital, or runs of words in capitals only, those
+lower-cased or truecased), so that ALL-CAPS (and with `all` Title-Case) text reads as the pieces
+of ordinary text; text -> ids -> text is exact, and the data directory's ids are the
+Tokenizer's - with `--langs` too, the language tags kept apart from the markup."""
 
 from __future__ import annotations
 
@@ -15,7 +15,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from aiayn.data.binarize import load_ids
-from aiayn.data.case_markup import BEGIN_UPPER, CAPITAL, END_UPPER, MARKERS, mark, unmark
+from aiayn.data.case_markup import (
+    BEGIN_TRUECASED,
+    BEGIN_UPPER,
+    CAPITAL,
+    END_UPPER,
+    EVERY_MARKER,
+    MARKERS,
+    mark,
+    markup_of,
+    unmark,
+)
 from aiayn.data.casing import title_case, upper_case
 from aiayn.data.data_dir import DataDir
 from aiayn.data.languages import tag, tagged
@@ -42,16 +52,16 @@ def round_trip(text: str, mode: str = "all") -> str:
         "",
     ],
 )
-@pytest.mark.parametrize("mode", ["all", "upper"])
+@pytest.mark.parametrize("mode", ["all", "upper", "truecase"])
 def test_marking_and_unmarking_gives_the_text_back(text, mode):
     assert round_trip(text, mode) == text
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(max_size=60), st.sampled_from(["all", "upper"]))
+@given(st.text(max_size=60), st.sampled_from(["all", "upper", "truecase"]))
 def test_any_text_comes_back_but_for_markers_of_its_own(text, mode):
     expected = text
-    for m in MARKERS:
+    for m in EVERY_MARKER:
         expected = expected.replace(m, "")
     assert round_trip(text, mode) == expected
 
@@ -66,6 +76,35 @@ def test_capitals_become_markers_placed_before_the_space_of_their_word():
         [],
         f'The{BEGIN_UPPER} heaven{END_UPPER}, said "Arise" I',
     )
+
+
+def test_truecase_writes_a_region_as_ordinary_text_would_be_written():
+    """Each word as `recase` chooses, and a capital where ordinary text begins a sentence: the
+    line's start, after a sentence's end, after an opening quote or bracket."""
+    chosen = {"god": "God"}
+    recase = lambda word: chosen.get(word, word)  # noqa: E731
+    assert mark('SAID GOD, "ARISE. GO (UP) TO BETHEL?" AND HE WENT', "truecase", recase) == (
+        [BEGIN_TRUECASED],
+        f'Said God, "Arise. Go (Up) to bethel?" And he went{END_UPPER}',
+    )
+    # without a recase (the vocabulary's learning text) the words stay lower-cased
+    assert mark("x GOD SAID", "truecase") == ([], f"x{BEGIN_TRUECASED} god said{END_UPPER}")
+    assert mark("ordinary Text", "truecase", recase) == ([], "ordinary Text")
+    assert unmark(f"{BEGIN_TRUECASED}Said God{END_UPPER}, he") == "SAID GOD, he"
+
+
+@pytest.mark.parametrize(
+    ("pieces", "mode"),
+    [
+        (MARKERS, "all"),
+        ((BEGIN_UPPER, END_UPPER), "upper"),
+        ((BEGIN_TRUECASED, END_UPPER), "truecase"),
+        ((BEGIN_TRUECASED, BEGIN_UPPER, END_UPPER), ""),
+        (("▁the",), ""),
+    ],
+)
+def test_a_vocabularys_markup_is_read_from_its_pieces(pieces, mode):
+    assert markup_of(pieces) == mode
 
 
 def test_a_models_broken_markup_still_reads():
@@ -177,3 +216,38 @@ def test_a_multilingual_directory_marks_capitals_in_every_cased_script(tmp_path)
         assert any(markers & set(row) for row in ids), lang
         words = [[i for i in row if i not in markers] for row in ids]
         assert words == tokenizer.encode([line.lower() for line in cased]), lang
+
+
+def test_truecase_markup_reads_capitals_as_the_pieces_of_ordinary_text(markup_data, tmp_path):
+    """A line in capitals becomes the line as ordinary text writes it, inside a region: the
+    synthetic lines ("Word word word.") come back as their own pieces plus two markers, where
+    `upper`, which lower-cases the region, changes every line's first word."""
+    corpus = write_tsv(tmp_path / "c.tsv", synthetic_pairs(600))
+    lines = sources(markup_data)
+    identical = {}
+    for mode, begin in (("truecase", BEGIN_TRUECASED), ("upper", BEGIN_UPPER)):
+        tokenizer = Tokenizer(prepared_tsv(corpus, tmp_path / mode, case_markup=mode))
+        assert tokenizer.case_markup == mode
+        markers = set(tokenizer.piece_ids([begin, END_UPPER]))
+        ids = tokenizer.encode([upper_case(line) for line in lines])
+        assert tokenizer.decode(ids) == [upper_case(line) for line in lines]
+        assert all(markers <= set(row) for row in ids)
+        words = [[i for i in row if i not in markers] for row in ids]
+        plain = tokenizer.encode(lines)
+        identical[mode] = sum(w == p for w, p in zip(words, plain, strict=True)) / len(lines)
+    assert identical["truecase"] >= 0.9
+    assert identical["upper"] == 0.0
+
+
+def test_truecase_chooses_the_casing_the_vocabulary_learnt(tmp_path):
+    """A name always written with a capital comes back with it, an ordinary word in lower case,
+    and one the vocabulary never saw stays lower-cased."""
+    pairs = [(f"{src[:-1]} in Zion.", f"{tgt[:-1]} in Zion.") for src, tgt in synthetic_pairs(600)]
+    data = prepared_tsv(
+        write_tsv(tmp_path / "c.tsv", pairs), tmp_path / "d", case_markup="truecase"
+    )
+    tokenizer = Tokenizer(data)
+    common = sources(data)[0].split()[1].lower()
+    assert [tokenizer.truecased(w) for w in ("zion", common, "qxv")] == ["Zion", common, "qxv"]
+    begin, end = tokenizer.piece_ids([BEGIN_TRUECASED, END_UPPER])
+    assert tokenizer.encode(["IN ZION"]) == [[begin, *tokenizer.encode(["In Zion"])[0], end]]
