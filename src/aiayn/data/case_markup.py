@@ -28,6 +28,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
+from aiayn.data.casing import title_case
 from aiayn.data.sources import DataError
 
 CAPITAL, BEGIN_UPPER, END_UPPER = MARKERS = (
@@ -131,8 +132,9 @@ def _begins_sentence(text: str, start: int) -> bool:
 
 
 def capitalised(word: str) -> str:
-    """The word with a capital first letter, where that casing comes back from upper case."""
-    capital = word[:1].upper() + word[1:]
+    """The word title-cased as casing.title_case does it, where that casing comes back from
+    upper case (a region's words are upper-cased again when read back)."""
+    capital = title_case(word)
     return capital if capital.upper() == word.upper() else word
 
 
