@@ -24,7 +24,7 @@ from pathlib import Path
 from peers import cpu_model
 
 from aiayn.data.casing import CASES, apply_case
-from aiayn.data.vocab import UNK_ID, Tokenizer
+from aiayn.data.tokenizer import UNK_ID, Tokenizer
 
 
 def prepared(root: Path, name: str, *options: str) -> Path:

@@ -40,7 +40,7 @@ from peers import cpu_model
 
 from aiayn.data.casing import CASES
 from aiayn.engines import open_translator
-from aiayn.evaluate import evaluate_split
+from aiayn.evaluate.split import evaluate_split
 from aiayn.layout import read_run_config
 from aiayn.train.metrics import read_metrics
 

@@ -87,7 +87,7 @@ def setup(data: Path, out: Path, src_len: int) -> None:
 
     from aiayn import Transformer, preset
     from aiayn.data.data_dir import DataDir
-    from aiayn.data.vocab import Tokenizer
+    from aiayn.data.tokenizer import Tokenizer
 
     torch.manual_seed(0)
     tok = Tokenizer(data)
@@ -146,7 +146,7 @@ def ct2_convert(model, spm_model: Path, out: Path) -> None:
     from peers import copy_to_marian, marian_config
     from transformers import MarianMTModel
 
-    from aiayn.data.vocab import Tokenizer
+    from aiayn.data.tokenizer import Tokenizer
 
     V = model.cfg.vocab_size
     cfg = model.cfg.replace(vocab_size=V + 1)  # padding last, in Marian's way

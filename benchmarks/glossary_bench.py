@@ -123,7 +123,7 @@ def open_model(run: str):
 
 def term_controls(tokenizer, terms: list[tuple[str, str] | None]):
     """Each sentence's term as `aiayn translate --glossary` gives it to the search."""
-    from aiayn.tune import term_controls as controls_of
+    from aiayn.evaluate.tune import term_controls as controls_of
 
     return controls_of(tokenizer, [None if t is None else t[1] for t in terms])
 
@@ -178,7 +178,7 @@ def quality(args: argparse.Namespace) -> dict:
 
 def with_terms(model, tokenizer, cfg, texts, terms, out: Path | None) -> dict:
     """The split translated with each sentence's term, scored against the unconstrained one."""
-    from aiayn.evaluate import score
+    from aiayn.evaluate.scores import score
 
     src, ref, plain = texts
     start = time.perf_counter()
@@ -264,7 +264,7 @@ def prefix(args: argparse.Namespace) -> dict:
     import torch
 
     from aiayn.decode.beam import beam_search
-    from aiayn.decode.steering import SentenceControls
+    from aiayn.decode.controls.steering import SentenceControls
     from aiayn.decode.translate import source_batch
 
     sys.path.insert(0, str(HERE.parent))  # the tests' stand-in that decodes one step per call
@@ -369,7 +369,7 @@ def make_bench_dir(out: Path, data: Path) -> None:
     import torch
 
     from aiayn import Transformer, preset
-    from aiayn.data.vocab import Tokenizer
+    from aiayn.data.tokenizer import Tokenizer
 
     torch.manual_seed(0)
     tok = Tokenizer(data)

@@ -126,8 +126,8 @@ def matmul(a: argparse.Namespace) -> dict:
 def batches(a: argparse.Namespace, cfg, max_tokens: int, n: int, device: torch.device):
     """`n` token-budget batches with the Bible's real lengths (TokenBatchSampler over the
     prepared training split), random ids of the model's vocabulary, on the device."""
-    from aiayn.data.batching import TokenBatchSampler
-    from aiayn.data.dataset import ParallelData
+    from aiayn.data.batches.dataset import ParallelData
+    from aiayn.data.batches.sampler import TokenBatchSampler
 
     data = ParallelData(a.data, "train")
     sampler = TokenBatchSampler(data.src_lengths, data.tgt_lengths, max_tokens, seed=1)

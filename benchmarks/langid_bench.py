@@ -29,8 +29,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from aiayn.data.bible import clean_verse, default_db
-from aiayn.data.splits import assign_split
+from aiayn.data.prepare.bible import clean_verse, default_db
+from aiayn.data.prepare.splits import assign_split
 
 # One version per language of the package (checked by reading John 3:16 in each).
 VERSION = {

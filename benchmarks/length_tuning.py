@@ -32,8 +32,8 @@ from decode_bench import machine_cpu
 def main() -> None:
     from aiayn import DecodeConfig, layout, open_translator
     from aiayn.data.data_dir import DataDir
-    from aiayn.data.vocab import Tokenizer
-    from aiayn.evaluate import score
+    from aiayn.data.tokenizer import Tokenizer
+    from aiayn.evaluate.scores import score
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=Path, nargs="+", required=True)

@@ -83,8 +83,8 @@ def score(args, run: Path, multi: Path, pairs: list[tuple[str, str]], tagged: bo
 
     from aiayn import open_translator
     from aiayn.data.data_dir import DataDir
-    from aiayn.directions import evaluate_directions
-    from aiayn.langid import Identifier
+    from aiayn.evaluate.directions import evaluate_directions
+    from aiayn.evaluate.langid import Identifier
 
     data = DataDir(multi)
     langs = sorted({x for d in data.meta.directions for x in d.split("-")})

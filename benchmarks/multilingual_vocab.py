@@ -17,13 +17,14 @@ from pathlib import Path
 
 import sentencepiece as spm
 
-from aiayn.data import bible
-from aiayn.data.bible_verses import chapter_name
 from aiayn.data.languages import tag
-from aiayn.data.multilingual import mix_sample, read_versions
-from aiayn.data.multilingual_options import MultiOptions, parse_langs
-from aiayn.data.multilingual_pairs import held_out_keys
-from aiayn.data.vocab import UNK_ID, train_bpe
+from aiayn.data.multilingual.options import MultiOptions, parse_langs
+from aiayn.data.multilingual.pairs import held_out_keys
+from aiayn.data.multilingual.pipeline import mix_sample, read_versions
+from aiayn.data.multilingual.verses import chapter_name
+from aiayn.data.prepare import bible
+from aiayn.data.prepare.bpe import train_bpe
+from aiayn.data.tokenizer import UNK_ID
 
 
 def main() -> None:

@@ -40,10 +40,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from peers import cpu_model, hf_marian
 
 from aiayn.config import preset
-from aiayn.data.batching import TokenBatchSampler
+from aiayn.data.batches.dataset import ParallelData
+from aiayn.data.batches.sampler import TokenBatchSampler
 from aiayn.data.data_dir import DataDir, DataMeta
-from aiayn.data.dataset import ParallelData
-from aiayn.data.vocab import Tokenizer
+from aiayn.data.tokenizer import Tokenizer
 
 SYSTEMS = ("aiayn", "hf-fp32", "hf-bf16")
 HF_LR, HF_WARMUP = 5e-4, 150  # a plain loop's usual settings for a model this size

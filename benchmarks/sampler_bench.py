@@ -19,8 +19,8 @@ import time
 
 import numpy as np
 
-from aiayn.data.batching import TokenBatchSampler
-from aiayn.data.dataset import ParallelData
+from aiayn.data.batches.dataset import ParallelData
+from aiayn.data.batches.sampler import TokenBatchSampler
 
 
 def seconds(make, repeats: int) -> dict[str, float]:
@@ -43,9 +43,9 @@ def seconds(make, repeats: int) -> dict[str, float]:
 def case_augmented(data: str, fraction: float, max_tokens: int, repeats: int) -> dict:
     """An epoch with `fraction` of the pairs cased: the casing, re-encoding and batching (a
     fresh CaseAugment each time, so nothing is cached), and the epoch's pieces."""
-    from aiayn.data.case_augment import CaseAugment
+    from aiayn.data.batches.case_augment import CaseAugment
     from aiayn.data.data_dir import DataDir
-    from aiayn.data.vocab import Tokenizer
+    from aiayn.data.tokenizer import Tokenizer
 
     files, train = DataDir.open(data), ParallelData(data, "train")
     lengths = (train.src_lengths, train.tgt_lengths)
@@ -98,7 +98,7 @@ def main() -> None:
                 args.data, fraction, args.max_tokens, args.repeats
             )
     if args.multilingual:
-        from aiayn.data.direction_sampling import TemperatureBatchSampler
+        from aiayn.data.batches.directions import TemperatureBatchSampler
 
         src, tgt, dirs = synthetic(14, 31_000)
         found["multilingual_pairs"] = len(src)

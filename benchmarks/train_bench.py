@@ -40,9 +40,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from peers import TorchTransformer, cpu_model, hf_marian
 
 from aiayn.config import TrainConfig, preset
-from aiayn.data.batching import TokenBatchSampler
+from aiayn.data.batches.dataset import Batch, ParallelData
+from aiayn.data.batches.sampler import TokenBatchSampler
 from aiayn.data.data_dir import DataMeta
-from aiayn.data.dataset import Batch, ParallelData
 from aiayn.train.distributed import Distributed
 from aiayn.train.host_memory import allocator, restart_with_tcmalloc
 from aiayn.train.loss import label_smoothed_loss

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aiayn.cli import main
-from aiayn.data.prepare import PrepareOptions, prepare
+from aiayn.data.prepare.options import PrepareOptions
+from aiayn.data.prepare.pipeline import prepare
 from tests.data.conftest import synthetic_pairs, write_tsv
 
 TINY = [

@@ -15,7 +15,8 @@ import torch
 from aiayn import Transformer, preset
 from aiayn.cli import main
 from aiayn.config import ModelConfig
-from aiayn.data.prepare import PrepareOptions, prepare
+from aiayn.data.prepare.options import PrepareOptions
+from aiayn.data.prepare.pipeline import prepare
 from tests.data.conftest import synthetic_pairs, write_tsv
 
 TEST_DEVICE = torch.device(os.environ.get("AIAYN_TEST_DEVICE", "cpu"))

@@ -2,7 +2,7 @@
 
 import pytest
 
-from aiayn.evaluate import score
+from aiayn.evaluate.scores import score
 
 
 def test_length_ratio_is_hypothesis_over_reference_length():
@@ -47,7 +47,7 @@ def test_validation_and_aiayn_evaluate_score_alike(tiny_run, tiny_data, capsys):
 
 
 def test_repetition_is_a_word_four_times_in_a_row_or_a_repeated_trigram():
-    from aiayn.evaluate import repeats, repetition_rate
+    from aiayn.evaluate.scores import repeats, repetition_rate
 
     assert repeats("und ganz ganz ganz ganz gut")
     assert not repeats("und ganz ganz ganz gut")  # three in a row is not yet
@@ -74,7 +74,7 @@ def test_evaluate_split_translates_cased_copies_against_the_ordinary_references(
 ):
     from aiayn.data.casing import apply_case
     from aiayn.data.data_dir import DataDir
-    from aiayn.evaluate import evaluate_split
+    from aiayn.evaluate.split import evaluate_split
 
     seen: list[str] = []
 

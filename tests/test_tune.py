@@ -1,6 +1,6 @@
-"""The length setting chosen on validation (aiayn/tune.py): chosen right, stored with the model,
-used by every way of translating, and kept through averaging, resume, `aiayn average` and
-export."""
+"""The length setting chosen on validation (aiayn/evaluate/tune.py): chosen right, stored with
+the model, used by every way of translating, and kept through averaging, resume, `aiayn average`
+and export."""
 
 import json
 import re
@@ -13,8 +13,14 @@ from aiayn import DecodeConfig, layout, open_translator
 from aiayn.cli import main
 from aiayn.data.data_dir import DataDir
 from aiayn.decode.translate import decode_lines, decoder, load_model, translate_lines
-from aiayn.decode.tuned import PAPER, read_tuned
-from aiayn.tune import direction_sample, length_grid, reference_terms, term_controls, tune_search
+from aiayn.evaluate.tune import (
+    direction_sample,
+    length_grid,
+    reference_terms,
+    term_controls,
+    tune_search,
+)
+from aiayn.evaluate.tuned import PAPER, read_tuned
 from tests.conftest import TINY_RUN
 from tests.train.multilingual_fixture import make_multilingual_dir
 

@@ -10,9 +10,9 @@ __version__ = "0.1.0"
 # Imported on first use, so that commands which do not need torch (prepare) start fast and
 # their worker processes stay small.
 _LAZY = {
-    "Controls": "aiayn.decode.controls",
+    "Controls": "aiayn.decode.controls.words",
     "DecodeConfig": "aiayn.config",
-    "Glossary": "aiayn.decode.glossary",
+    "Glossary": "aiayn.decode.controls.glossary",
     "EngineConfig": "aiayn.config",
     "open_translator": "aiayn.engines",
     "ModelConfig": "aiayn.config",
@@ -24,8 +24,8 @@ _LAZY = {
 
 if TYPE_CHECKING:
     from aiayn.config import PRESETS, DecodeConfig, EngineConfig, ModelConfig, preset
-    from aiayn.decode.controls import Controls
-    from aiayn.decode.glossary import Glossary
+    from aiayn.decode.controls.glossary import Glossary
+    from aiayn.decode.controls.words import Controls
     from aiayn.engines import open_translator
     from aiayn.model import KVCache, Transformer
 

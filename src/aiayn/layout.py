@@ -29,7 +29,7 @@ from aiayn.files import atomic_write, read_json, require_keys
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
 TOKENIZER_FILE = "spm.model"
-SEARCH_FILE = "search.json"  # the length setting chosen on validation (decode/tuned.py)
+SEARCH_FILE = "search.json"  # the length setting chosen on validation (evaluate/tuned.py)
 
 # A run directory
 RUN_CONFIG = "run.json"

@@ -48,7 +48,8 @@ def write_tsv(path: Path, pairs) -> Path:
 
 def prepared_tsv(corpus: Path, out: Path, **options) -> Path:
     """`aiayn prepare` of a small TSV corpus (30 pairs each held out, 220 pieces) into out."""
-    from aiayn.data.prepare import PrepareOptions, prepare
+    from aiayn.data.prepare.options import PrepareOptions
+    from aiayn.data.prepare.pipeline import prepare
 
     sizes = {"valid_size": 30, "test_size": 30, "vocab_size": 220}
     prepare(PrepareOptions(out=out, corpus=str(corpus), progress=False, **{**sizes, **options}))

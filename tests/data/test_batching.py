@@ -5,7 +5,7 @@ import itertools
 import numpy as np
 import pytest
 
-from aiayn.data.batching import TokenBatchSampler
+from aiayn.data.batches.sampler import TokenBatchSampler
 from aiayn.data.sources import DataError
 
 

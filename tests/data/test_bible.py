@@ -1,7 +1,7 @@
 import pytest
 
-from aiayn.data import bible
 from aiayn.data.clean import CleanReport
+from aiayn.data.prepare import bible
 from aiayn.data.sources import DataError
 from tests.data.conftest import make_bible_db
 

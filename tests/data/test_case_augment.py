@@ -6,12 +6,12 @@ import hashlib
 import numpy as np
 import pytest
 
-from aiayn.data.batching import TokenBatchSampler
-from aiayn.data.case_augment import CaseAugment, choose
+from aiayn.data.batches.case_augment import CaseAugment, choose
+from aiayn.data.batches.dataset import ParallelData, collate_pairs
+from aiayn.data.batches.sampler import TokenBatchSampler
 from aiayn.data.casing import title_case, upper_case
 from aiayn.data.data_dir import DataDir
-from aiayn.data.dataset import ParallelData, collate_pairs
-from aiayn.data.vocab import Tokenizer
+from aiayn.data.tokenizer import Tokenizer
 
 
 def augment(

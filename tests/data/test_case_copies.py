@@ -9,7 +9,7 @@ import json
 import pytest
 
 from aiayn.data.casing import upper_case
-from aiayn.data.vocab import UNK_ID, Tokenizer
+from aiayn.data.tokenizer import UNK_ID, Tokenizer
 from tests.data.conftest import prepared_tsv as prepared
 from tests.data.conftest import synthetic_pairs, write_tsv
 

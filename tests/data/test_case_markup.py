@@ -14,7 +14,6 @@ import sentencepiece as spm
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aiayn.data.binarize import load_ids
 from aiayn.data.case_markup import (
     BEGIN_TRUECASED,
     BEGIN_UPPER,
@@ -29,9 +28,10 @@ from aiayn.data.case_markup import (
 from aiayn.data.casing import title_case, upper_case
 from aiayn.data.data_dir import DataDir
 from aiayn.data.languages import tag, tagged
-from aiayn.data.multilingual import prepare_multilingual
-from aiayn.data.multilingual_options import MultiOptions
-from aiayn.data.vocab import UNK_ID, Tokenizer
+from aiayn.data.multilingual.options import MultiOptions
+from aiayn.data.multilingual.pipeline import prepare_multilingual
+from aiayn.data.token_ids import load_ids
+from aiayn.data.tokenizer import UNK_ID, Tokenizer
 from tests.data.conftest import prepared_tsv, synthetic_pairs, write_tsv
 
 

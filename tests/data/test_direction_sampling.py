@@ -6,14 +6,14 @@ import hashlib
 import numpy as np
 import pytest
 
-from aiayn.data.batching import TokenBatchSampler
-from aiayn.data.direction_sampling import (
+from aiayn.data.batches.directions import (
     TemperatureBatchSampler,
     batch_sampler,
     draw_epoch,
     epoch_counts,
     temperature_shares,
 )
+from aiayn.data.batches.sampler import TokenBatchSampler
 
 
 def multilingual(sizes=(6000, 600, 60), seed=0):

@@ -11,8 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from aiayn.data import bible
-from aiayn.data.bible_verses import (
+from aiayn.data.data_dir import DataDir
+from aiayn.data.languages import split_tag, tag, tag_languages
+from aiayn.data.multilingual.options import MultiOptions, parse_langs, parse_pivot
+from aiayn.data.multilingual.pairs import held_out_keys
+from aiayn.data.multilingual.pipeline import prepare_multilingual
+from aiayn.data.multilingual.report import DropReport
+from aiayn.data.multilingual.verses import (
     MERGED,
     PLACEHOLDER,
     REPEATED,
@@ -22,15 +27,10 @@ from aiayn.data.bible_verses import (
     read_version,
     strongs_numbered,
 )
-from aiayn.data.binarize import load_ids
-from aiayn.data.data_dir import DataDir
-from aiayn.data.languages import split_tag, tag, tag_languages
-from aiayn.data.multilingual import prepare_multilingual
-from aiayn.data.multilingual_options import MultiOptions, parse_langs, parse_pivot
-from aiayn.data.multilingual_pairs import held_out_keys
-from aiayn.data.multilingual_report import DropReport
+from aiayn.data.prepare import bible
 from aiayn.data.sources import DataError
-from aiayn.data.vocab import Tokenizer
+from aiayn.data.token_ids import load_ids
+from aiayn.data.tokenizer import Tokenizer
 from tests.data.conftest import make_bible_db
 
 LANGS = ("en", "de", "tr")  # Turkish: 894 placeholder verses "(aynı)"

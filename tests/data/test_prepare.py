@@ -6,12 +6,13 @@ import numpy as np
 import pytest
 
 from aiayn.cli import main
+from aiayn.data.batches.dataset import ParallelData
 from aiayn.data.clean import DUPLICATE, EMPTY, HELD_OUT_SOURCE, CleanOptions, source_key
 from aiayn.data.data_dir import DataMeta
-from aiayn.data.dataset import ParallelData
-from aiayn.data.prepare import PrepareOptions, prepare
+from aiayn.data.prepare.options import PrepareOptions
+from aiayn.data.prepare.pipeline import prepare
 from aiayn.data.sources import DataError
-from aiayn.data.vocab import Tokenizer
+from aiayn.data.tokenizer import Tokenizer
 from tests.data.conftest import make_bible_db, synthetic_pairs, write_tsv
 
 SMALL = dict(valid_size=40, test_size=40, vocab_size=120, progress=False)

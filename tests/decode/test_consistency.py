@@ -8,7 +8,7 @@ import torch
 from aiayn.config import DecodeConfig
 from aiayn.decode.beam import beam_search, length_penalty
 from aiayn.decode.greedy import greedy_decode, greedy_hypotheses
-from aiayn.decode.search_grid import grid_search
+from aiayn.evaluate.search_grid import grid_search
 from aiayn.model.transformer import Decoded
 from tests.conftest import seeded
 from tests.decode.test_search_grid import GRID, own_searches
@@ -110,7 +110,7 @@ def test_greedy_hypotheses_are_scored_as_beam_search_scores(model, sources):
 
 @pytest.mark.parametrize("beam", [2, 4])
 def test_one_recorded_search_answers_every_length_setting(model, sources, beam):
-    """decode/search_grid.py: each setting's 1-best as its own beam search finds it."""
+    """evaluate/search_grid.py: each setting's 1-best as its own beam search finds it."""
     cfg = DecodeConfig(beam=beam, max_len_a=2.0, max_len_b=3)
     found = grid_search(model, sources, GRID, cfg)
     assert found == own_searches(model, sources, cfg)

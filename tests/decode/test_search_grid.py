@@ -1,11 +1,11 @@
-"""One recorded search gives every length setting's own answer (decode/search_grid.py)."""
+"""One recorded search gives every length setting's own answer (evaluate/search_grid.py)."""
 
 import pytest
 import torch
 
 from aiayn.config import DecodeConfig
 from aiayn.decode.beam import beam_search
-from aiayn.decode.search_grid import LengthSetting, grid_search
+from aiayn.evaluate.search_grid import LengthSetting, grid_search
 from aiayn.model.transformer import Decoded
 from tests.conftest import padded_batch, tiny_model
 from tests.decode.scripted import ScriptedModel

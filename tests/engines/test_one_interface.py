@@ -9,7 +9,7 @@ from fastapi.testclient import TestClient
 
 from aiayn import DecodeConfig, EngineConfig, open_translator
 from aiayn.cli import main
-from aiayn.evaluate import score
+from aiayn.evaluate.scores import score
 from aiayn.serve.app import create_app
 from tests.conftest import tiny_model
 

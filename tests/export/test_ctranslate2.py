@@ -7,10 +7,10 @@ import torch
 
 from aiayn.cli import main
 from aiayn.config import DecodeConfig, EngineConfig
-from aiayn.data.vocab import Tokenizer
+from aiayn.data.tokenizer import Tokenizer
 from aiayn.decode.translate import load_model, translate_lines
 from aiayn.engines.ctranslate2 import CTranslate2Translator
-from aiayn.evaluate import score
+from aiayn.evaluate.scores import score
 from aiayn.export.ctranslate2 import export_ctranslate2
 from tests.conftest import perturb_vectors, tiny_model
 

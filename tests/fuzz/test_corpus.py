@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from aiayn.commands.translate import read_lines
 from aiayn.data.clean import CleanReport
-from aiayn.data.corpus import check_encoding
+from aiayn.data.prepare.corpus import check_encoding
 from aiayn.data.sources import count_lines, read_tsv, read_two_files
 from tests.data.conftest import synthetic_pairs
 from tests.fuzz.conftest import FUZZ

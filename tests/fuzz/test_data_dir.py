@@ -11,8 +11,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from aiayn.data.binarize import load_ids
 from aiayn.data.data_dir import DataDir
+from aiayn.data.token_ids import load_ids
 from tests.fuzz.conftest import FUZZ
 from tests.fuzz.mutate import mutated, read_or_refuse, scratch, wrongly_encoded
 

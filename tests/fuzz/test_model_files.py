@@ -9,7 +9,7 @@ import shutil
 from hypothesis import example, given
 
 from aiayn import layout
-from aiayn.data.vocab import Tokenizer
+from aiayn.data.tokenizer import Tokenizer
 from aiayn.decode.translate import load_model
 from aiayn.train.checkpoint import average_checkpoints, read_optimizer
 from aiayn.train.recovery import damage

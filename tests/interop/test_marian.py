@@ -9,7 +9,7 @@ import torch
 from transformers import MarianConfig, MarianMTModel
 
 from aiayn.cli import main
-from aiayn.data.vocab import Tokenizer
+from aiayn.data.tokenizer import Tokenizer
 from aiayn.interop.marian import import_marian, permutation
 from aiayn.model import Transformer
 

@@ -9,8 +9,8 @@ import pytest
 
 from aiayn.cli import main
 from aiayn.data.data_dir import DataDir
-from aiayn.directions import bleu_tokenizer, evaluate_directions, matrix, parse_directions
-from aiayn.langid import Identifier, off_target_rate
+from aiayn.evaluate.directions import bleu_tokenizer, evaluate_directions, matrix, parse_directions
+from aiayn.evaluate.langid import Identifier, off_target_rate
 from aiayn.plot import directions_figure
 from tests.multilingual import LANGS, SENTENCES
 

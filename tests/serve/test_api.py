@@ -27,7 +27,7 @@ def test_health_and_page(client):
 def test_the_server_searches_with_the_runs_length_setting(client, tiny_run):
     """The setting chosen on validation when the run closed, unless the server was told one."""
     from aiayn import layout
-    from aiayn.decode.tuned import read_tuned
+    from aiayn.evaluate.tuned import read_tuned
 
     tuned = read_tuned(layout.best_dir(tiny_run))
     assert tuned is not None

@@ -8,7 +8,7 @@ from fastapi.testclient import TestClient
 import aiayn.engines.search as search_module
 import aiayn.serve.app as app_module
 from aiayn.config import EngineConfig
-from aiayn.data.vocab import Tokenizer
+from aiayn.data.tokenizer import Tokenizer
 from aiayn.layout import model_dir
 from aiayn.serve.app import create_app
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import numpy as np
 
-from aiayn.data.binarize import binarize
 from aiayn.data.data_dir import DataMeta
 from aiayn.data.languages import tag, tagged
-from aiayn.data.vocab import train_bpe
+from aiayn.data.prepare.binarize import binarize
+from aiayn.data.prepare.bpe import train_bpe
 from aiayn.layout import DataFiles
 from tests.data.conftest import WORDS
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from aiayn.config import TrainConfig, preset
-from aiayn.data.alignments import ALIGN_FILE, dense_targets
+from aiayn.data.batches.alignments import ALIGN_FILE, dense_targets
 from aiayn.data.data_dir import DataDir
 from aiayn.train.distributed import Distributed
 from aiayn.train.guided import alignment_loss
@@ -42,7 +42,7 @@ def test_alignment_loss_is_the_cross_entropy_of_the_linked_rows():
 def aligned_data(tiny_data, tmp_path_factory):
     """tiny_data copied, with eflomal's alignments of its training pairs stored beside it."""
     data = shutil.copytree(tiny_data, tmp_path_factory.mktemp("aligned") / "data")
-    from aiayn.data.alignments import compute
+    from aiayn.data.batches.alignments import compute
 
     compute(DataDir.open(data))
     assert (data / ALIGN_FILE).is_file()

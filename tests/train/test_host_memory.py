@@ -45,9 +45,9 @@ def test_validation_trims_before_each_loss_batch_and_before_decoding(
 
     from aiayn import Transformer, preset
     from aiayn.config import TrainConfig
-    from aiayn.data.batching import TokenBatchSampler
+    from aiayn.data.batches.dataset import ParallelData
+    from aiayn.data.batches.sampler import TokenBatchSampler
     from aiayn.data.data_dir import DataDir
-    from aiayn.data.dataset import ParallelData
     from aiayn.train import validate
 
     calls = []

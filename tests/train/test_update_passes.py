@@ -3,7 +3,7 @@ process has some, and none anywhere where one process has none; updates group th
 
 import numpy as np
 
-from aiayn.data.dataset import collate_pairs
+from aiayn.data.batches.dataset import collate_pairs
 from aiayn.train.update_passes import grouped, update_passes
 
 

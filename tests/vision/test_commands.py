@@ -9,7 +9,7 @@ import torch
 from safetensors.torch import load_file
 
 from aiayn.cli import main
-from aiayn.train.checkpoint import latest
+from aiayn.layout import latest
 
 TINY = [
     "--no-progress",

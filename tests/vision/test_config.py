@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from aiayn.overrides import apply_overrides
+from aiayn.config.overrides import apply_overrides
 from aiayn.vision.config import VisionTrainConfig, vision_preset
 
 

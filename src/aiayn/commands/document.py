@@ -70,11 +70,12 @@ def translate(
     args: argparse.Namespace, translator: Translator, cfg: DecodeConfig, source: str | list[str]
 ) -> str:
     """The output of `aiayn translate` for a document, or for lines with their alignments."""
-    from aiayn import layout
+    from aiayn.config import EngineConfig
     from aiayn.documents import DocumentOptions, translate_document
     from aiayn.documents.alignment import read_choice
+    from aiayn.engines.open import model_directory
 
-    directory = layout.model_dir(args.model) if args.engine == "aiayn" else Path(args.model)
+    directory = model_directory(args.model, EngineConfig(engine=args.engine))
     options = DocumentOptions(
         language=args.source_lang,
         progress=not args.no_progress,

@@ -17,7 +17,7 @@ def add(commands) -> None:
         "translate with `aiayn translate --engine ctranslate2|onnx --model DIR`.",
     )
     e.add_argument("source", metavar="RUN", type=Path, help="run, checkpoint or model directory")
-    e.add_argument("--format", required=True, choices=["ctranslate2", "onnx"])
+    e.add_argument("--format", required=True, choices=list(EXPORTS))
     e.add_argument("--out", required=True, type=Path, help="directory to write (replaced)")
     e.add_argument(
         "--quantization",
@@ -31,16 +31,24 @@ def run_export(args: argparse.Namespace) -> int:
     from aiayn.layout import model_dir as resolve
 
     model_dir = resolve(args.source)
-    if args.format == "ctranslate2":
-        from aiayn.export.ctranslate2 import export_ctranslate2
-
-        export_ctranslate2(model_dir, args.out, quantization=args.quantization)
-    else:
-        if args.quantization is not None:
-            raise ValueError("--quantization is for --format ctranslate2 only")
-        from aiayn.export.onnx import OPSET, export_onnx
-
-        export_onnx(model_dir, args.out)
-        print(f"ONNX opset {OPSET}")
+    EXPORTS[args.format](model_dir, args)
     print(f"wrote {args.out} from {model_dir}")
     return 0
+
+
+def to_ctranslate2(model_dir: Path, args: argparse.Namespace) -> None:
+    from aiayn.export.ctranslate2 import export_ctranslate2
+
+    export_ctranslate2(model_dir, args.out, quantization=args.quantization)
+
+
+def to_onnx(model_dir: Path, args: argparse.Namespace) -> None:
+    if args.quantization is not None:
+        raise ValueError("--quantization is for --format ctranslate2 only")
+    from aiayn.export.onnx import OPSET, export_onnx
+
+    export_onnx(model_dir, args.out)
+    print(f"ONNX opset {OPSET}")
+
+
+EXPORTS = {"ctranslate2": to_ctranslate2, "onnx": to_onnx}  # --format: how each is written

@@ -50,7 +50,7 @@ def report_sources(lines: list[str], translator: Translator, tgt_lang: str | Non
     bilingual model) and say on stderr what was found, and which lines are already in the
     target language."""
     from aiayn.engines.languages import model_languages
-    from aiayn.langid import UNKNOWN, Identifier
+    from aiayn.evaluate.langid import UNKNOWN, Identifier
 
     languages = model_languages(translator)
     found = Identifier(languages or None).identify(lines)
@@ -67,10 +67,10 @@ def run_directions(args: argparse.Namespace, translator: Translator, cfg: Decode
     """`aiayn evaluate --directions`: every direction asked for, scored; a table on stdout and
     with --json, a file for benchmarks and `aiayn plot directions`."""
     from aiayn.data.data_dir import DataDir
-    from aiayn.directions import HEADER, as_json, evaluate_directions, parse_directions
     from aiayn.engines.languages import MultilingualTranslator
+    from aiayn.evaluate.directions import HEADER, as_json, evaluate_directions, parse_directions
+    from aiayn.evaluate.langid import Identifier
     from aiayn.files import atomic_write
-    from aiayn.langid import Identifier
 
     if args.data is None:
         raise ValueError("--directions needs --data DIR, a multilingual data directory")

@@ -126,7 +126,7 @@ def plot_attention(args: argparse.Namespace) -> list[Path]:
 
 def plot_directions(args: argparse.Namespace) -> Path:
     from aiayn import plot
-    from aiayn.directions import matrix, read_results
+    from aiayn.evaluate.directions import matrix, read_results
 
     results = read_results(args.results)
     langs, cells = matrix(results, args.metric)

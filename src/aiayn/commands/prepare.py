@@ -103,7 +103,8 @@ NOT_WITH_LANGS = {
 
 
 def run_prepare(args: argparse.Namespace) -> int:
-    from aiayn.data.prepare import PrepareOptions, prepare
+    from aiayn.data.prepare.options import PrepareOptions
+    from aiayn.data.prepare.pipeline import prepare
 
     if args.langs is not None:
         return run_multilingual(args)
@@ -137,8 +138,8 @@ def run_prepare(args: argparse.Namespace) -> int:
 
 
 def run_multilingual(args: argparse.Namespace) -> int:
-    from aiayn.data.multilingual import MultiOptions, prepare_multilingual
-    from aiayn.data.multilingual_options import parse_langs, parse_pivot
+    from aiayn.data.multilingual.options import MultiOptions, parse_langs, parse_pivot
+    from aiayn.data.multilingual.pipeline import prepare_multilingual
 
     given = [
         "--" + name.replace("_", "-")

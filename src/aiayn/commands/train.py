@@ -71,8 +71,8 @@ def run_train(args: argparse.Namespace) -> int:
         restart_with_tcmalloc(sys.orig_argv)  # tcmalloc, where installed (train/host_memory.py)
     from aiayn import layout
     from aiayn.config import preset, recipe
+    from aiayn.config.overrides import apply_overrides
     from aiayn.data.data_dir import DataDir
-    from aiayn.overrides import apply_overrides
     from aiayn.train import checkpoint as ckpt
     from aiayn.train.distributed import Distributed, restarts
     from aiayn.train.run_dir import check_same_run, create_run, open_run, save_train_config
@@ -134,7 +134,7 @@ def run_train(args: argparse.Namespace) -> int:
 def asked_for(args: argparse.Namespace, run, overrides: list[str]):
     """The (model, training) settings the command line gives for a new run on its data."""
     from aiayn.config import preset, recipe
-    from aiayn.overrides import apply_overrides
+    from aiayn.config.overrides import apply_overrides
 
     model = preset(args.preset, vocab_size=run.data.meta.vocab_size)
     return apply_overrides(model, recipe(args.recipe), overrides)
@@ -193,7 +193,7 @@ def carry_run_search(run: Path, out: Path) -> None:
     """The run's length setting (chosen for its best model when it closed) carried to a new
     average of its checkpoints, and said so; `aiayn tune` chooses one for the average itself."""
     from aiayn import layout
-    from aiayn.decode.tuned import carry_tuned
+    from aiayn.evaluate.tuned import carry_tuned
 
     for source in (layout.best_dir(run), layout.averaged_dir(run)):
         if carry_tuned(source, out, note=f"the run's model in {source}"):

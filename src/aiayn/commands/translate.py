@@ -21,7 +21,7 @@ from aiayn.config import (
 from aiayn.data.casing import CASES, apply_case
 
 if TYPE_CHECKING:
-    from aiayn.decode.controls import Controls
+    from aiayn.decode.controls.words import Controls
     from aiayn.engines import Translation, Translator
 
 PAPER = DecodeConfig()  # every default of the search below is read from here
@@ -188,8 +188,8 @@ def add_controls(p: argparse.ArgumentParser) -> None:
 
 def controls_of(args: argparse.Namespace) -> Controls | None:
     """The controls the command line asks for (files read and checked now); None: none."""
-    from aiayn.decode.controls import Controls
-    from aiayn.decode.glossary import Glossary
+    from aiayn.decode.controls.glossary import Glossary
+    from aiayn.decode.controls.words import Controls
 
     if args.glossary_case and args.glossary is None:
         raise ValueError("--glossary-case needs --glossary FILE")
@@ -292,7 +292,8 @@ def write_output(args: argparse.Namespace, text: str) -> int:
 
 def run_evaluate(args: argparse.Namespace) -> int:
     from aiayn.engines import open_translator
-    from aiayn.evaluate import evaluate_split, score
+    from aiayn.evaluate.scores import score
+    from aiayn.evaluate.split import evaluate_split
 
     given = search_options(args)
     translator = open_translator(args.model, engine_config(args), tgt_lang=args.tgt_lang)

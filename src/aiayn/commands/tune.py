@@ -41,7 +41,7 @@ def add(commands) -> None:
 
 def run_tune(args: argparse.Namespace) -> int:
     from aiayn.config import DecodeConfig
-    from aiayn.tune import ALPHAS, length_grid, tune_model_dirs
+    from aiayn.evaluate.tune import ALPHAS, length_grid, tune_model_dirs
 
     if any(not 0 <= a <= 10 for a in args.alphas or ()):
         raise ValueError(f"--alphas {args.alphas}: give exponents from 0 to 10, e.g. 0.6 1.0 1.4")
@@ -85,7 +85,7 @@ def run_tune(args: argparse.Namespace) -> int:
 def model_dirs(path: Path) -> list[Path]:
     """The models of a run (its best and its average), or the one model directory named."""
     from aiayn import layout
-    from aiayn.tune import run_models
+    from aiayn.evaluate.tune import run_models
 
     return run_models(path) or [layout.model_dir(path)]
 

@@ -68,8 +68,8 @@ def _threads(args: argparse.Namespace) -> None:
 
 def run_train(args: argparse.Namespace) -> int:
     from aiayn import layout
+    from aiayn.config.overrides import apply_overrides
     from aiayn.layout import RUN_CONFIG
-    from aiayn.overrides import apply_overrides
     from aiayn.vision.config import VisionTrainConfig, vision_preset
     from aiayn.vision.trainer import VisionTrainer, read_run, write_run
 

@@ -38,7 +38,7 @@ REASONS = (INVALID_UTF8, NUL_BYTE, EMPTY, TOO_LONG, RATIO, DUPLICATE, HELD_OUT_S
 
 # Control characters that are not whitespace (those become spaces), soft hyphen, zero width, BOM.
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x7f\u00ad\u200b\ufeff]")
-_SPACE = re.compile(r"\s+")
+SPACE = re.compile(r"\s+")
 MAX_EXAMPLES = 5
 
 
@@ -95,7 +95,7 @@ def normalize(text: str) -> str:
     any whitespace (tab, CR, ...) as single spaces, none at the edges."""
     text = unicodedata.normalize("NFKC", text)
     text = _CONTROL.sub("", text)
-    return _SPACE.sub(" ", text).strip()
+    return SPACE.sub(" ", text).strip()
 
 
 def decode_line(raw: bytes) -> str | None:

@@ -10,7 +10,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
 
-from aiayn.config_checks import check_types
+from aiayn.config.checks import check_types
 from aiayn.data.sources import DataError
 from aiayn.files import read_json, require_keys
 from aiayn.layout import META_FILE, SIDES, SPLITS, DataFiles

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from aiayn.config import DecodeConfig
-from aiayn.data.vocab import Tokenizer
+from aiayn.data.tokenizer import Tokenizer
 from aiayn.decode.protocols import DecodingModel
 from aiayn.decode.translate import decoder, source_batch
 from aiayn.model import AttentionMaps

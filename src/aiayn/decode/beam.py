@@ -29,9 +29,9 @@ import torch
 from torch import Tensor
 
 from aiayn.config import LENGTH_PENALTIES, DecodeConfig
+from aiayn.decode.controls.steering import SentenceControls, Steering
 from aiayn.decode.protocols import CacheT, DecodingModel
 from aiayn.decode.rules import apply_rules, block_repeats, check_deadline, max_lengths
-from aiayn.decode.steering import SentenceControls, Steering
 
 
 @dataclass(frozen=True)
@@ -126,7 +126,7 @@ def beam_search(
     Args:
         model: in eval mode.
         src: (B, S) source ids ending with eos, right-padded.
-        controls: per sentence, its prefix, terms and suppressed sequences (steering.py).
+        controls: per sentence, its prefix, terms and suppressed sequences (controls/steering.py).
     """
     terms = [c is not None and bool(c.terms) for c in controls or ()]
     terms_cfg = cfg.for_terms() if any(terms) else cfg  # their own length setting, if any

@@ -58,7 +58,8 @@ def step_digest(model: Transformer, precision: str) -> str:
 def code_files() -> list[Path]:
     """The code a compiled step runs: a change to any of it is a new compiled step."""
     package = Path(__file__).resolve().parent.parent
-    return [*(package / "model").glob("*.py"), package / "config.py", *package.glob("decode/*.py")]
+    rooms = ("model/*.py", "config/*.py", "decode/**/*.py")
+    return [path for room in rooms for path in package.glob(room)]
 
 
 def cxx() -> str:

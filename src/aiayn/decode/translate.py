@@ -13,15 +13,15 @@ from torch import Tensor
 
 from aiayn import layout
 from aiayn.config import DecodeConfig
-from aiayn.data.vocab import Tokenizer
+from aiayn.data.tokenizer import Tokenizer
 from aiayn.decode.beam import Hypothesis, beam_search
 from aiayn.decode.compiled import CompiledModel
-from aiayn.decode.controls import Controls, sentence_controls
+from aiayn.decode.controls.steering import SentenceControls
+from aiayn.decode.controls.words import Controls, sentence_controls
 from aiayn.decode.greedy import greedy_decode, greedy_hypotheses
 from aiayn.decode.precision import for_decoding
 from aiayn.decode.protocols import DecodingModel
 from aiayn.decode.sampling import Sampler
-from aiayn.decode.steering import SentenceControls
 from aiayn.devices import usable_device
 from aiayn.model import Transformer
 

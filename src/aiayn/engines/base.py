@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from aiayn.config import DecodeConfig
-from aiayn.data.vocab import Tokenizer
+from aiayn.data.tokenizer import Tokenizer
 from aiayn.decode.attention_maps import Attention
-from aiayn.decode.controls import Controls
+from aiayn.decode.controls.words import Controls
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class Translator(Protocol):
     @property
     def default_search(self) -> DecodeConfig:
         """The search this engine runs when none is given: the paper's, with the length setting
-        chosen on validation where the model has one (decode/tuned.py) and the engine can
+        chosen on validation where the model has one (evaluate/tuned.py) and the engine can
         express it."""
         ...
 

@@ -12,10 +12,10 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from aiayn.config import DecodeConfig
-from aiayn.data.vocab import Tokenizer
-from aiayn.decode.alternatives import word_at
+from aiayn.data.tokenizer import Tokenizer
 from aiayn.decode.attention_maps import Attention
-from aiayn.decode.controls import Controls
+from aiayn.decode.controls.alternatives import word_at
+from aiayn.decode.controls.words import Controls
 from aiayn.decode.translate import limit_length
 from aiayn.engines.base import EMPTY, Alternative, Translation
 

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 
 from aiayn.config import DecodeConfig
 from aiayn.data.languages import split_tag, tagged
-from aiayn.data.vocab import Tokenizer
+from aiayn.data.tokenizer import Tokenizer
 from aiayn.decode.attention_maps import Attention
-from aiayn.decode.controls import Controls
+from aiayn.decode.controls.words import Controls
 from aiayn.engines.base import Alternative, Translation
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ def model_languages(translator: Translator) -> list[str]:
 def check_language(lang: str, languages: list[str], what: str = "--tgt-lang") -> str:
     """`lang` if the model has a tag for it; else a ValueError that names the model's
     languages (and says when `lang` is not a language code at all)."""
-    from aiayn.langid import known_languages
+    from aiayn.evaluate.langid import known_languages
 
     known = ", ".join(languages)
     if not CODE.fullmatch(lang) or lang not in {*known_languages(), *languages}:

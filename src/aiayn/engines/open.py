@@ -7,13 +7,13 @@ from typing import Any
 
 from aiayn import layout
 from aiayn.config import DecodeConfig, EngineConfig
-from aiayn.data.vocab import Tokenizer
+from aiayn.data.tokenizer import Tokenizer
 from aiayn.decode.compiled import CompiledModel
 from aiayn.decode.translate import load_model
-from aiayn.decode.tuned import read_tuned
 from aiayn.engines.base import Translator
 from aiayn.engines.languages import for_language
 from aiayn.engines.search import SearchTranslator
+from aiayn.evaluate.tuned import read_tuned
 
 
 def open_translator(
@@ -47,8 +47,9 @@ def open_translator(
 
 def open_engine(model: str | Path, config: EngineConfig) -> Translator:
     """The engine `config` names on `model`, untouched by any target language."""
-    directory = layout.model_dir(model) if config.engine == "aiayn" else Path(model)
-    search, origin = stored_search(directory, config.engine)
+    check_options(config)
+    directory = model_directory(model, config)
+    search, origin = stored_search(directory, our_search=config.engine != "ctranslate2")
     if config.engine == "ctranslate2":
         from aiayn.engines.ctranslate2 import CTranslate2Translator
 
@@ -66,12 +67,27 @@ def open_engine(model: str | Path, config: EngineConfig) -> Translator:
     return SearchTranslator(found, tokenizer, found, warm_up, "", search, origin)
 
 
-def stored_search(directory: Path, engine: str) -> tuple[DecodeConfig, str]:
+def check_options(config: EngineConfig) -> None:
+    """Refuse what only our own engine does: a compiled step, another precision."""
+    if config.engine != "aiayn" and config.compile:
+        raise ValueError(f"--compile is for our own engine; drop it or --engine {config.engine}")
+    if config.engine != "aiayn" and config.precision != "fp32":
+        raise ValueError(f"--engine {config.engine} decodes in float32; drop --precision")
+
+
+def model_directory(model: str | Path, config: EngineConfig) -> Path:
+    """The directory whose files the engine reads: for ours, a run's best (else latest)
+    checkpoint or the model directory given; for the others, their export as given."""
+    return layout.model_dir(model) if config.engine == "aiayn" else Path(model)
+
+
+def stored_search(directory: Path, our_search: bool = True) -> tuple[DecodeConfig, str]:
     """The paper's search with the length setting `aiayn tune` stored in `directory`, where
-    there is one the engine can express; and where the setting comes from, in words."""
-    paper = DecodeConfig(length_penalty="power") if engine == "ctranslate2" else DecodeConfig()
+    there is one the engine can express (`our_search` False: CTranslate2's, |Y|^alpha only);
+    and where the setting comes from, in words."""
+    paper = DecodeConfig() if our_search else DecodeConfig(length_penalty="power")
     tuned = read_tuned(directory)
-    cfg = tuned.config(paper, engine) if tuned is not None else None
+    cfg = tuned.config(paper, our_search) if tuned is not None else None
     if tuned is None or cfg is None:
         why = "none stored" if tuned is None else "none it can express"
         return paper, f"the paper's length setting ({why}; `aiayn tune` chooses one)"

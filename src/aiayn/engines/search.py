@@ -7,12 +7,12 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from aiayn.config import DecodeConfig
-from aiayn.data.vocab import Tokenizer
-from aiayn.decode.alternatives import alternatives
+from aiayn.data.tokenizer import Tokenizer
 from aiayn.decode.attention_maps import AttendingModel, Attention, attention_of
-from aiayn.decode.controls import Controls, sentence_controls
+from aiayn.decode.controls.alternatives import alternatives
+from aiayn.decode.controls.steering import SentenceControls
+from aiayn.decode.controls.words import Controls, sentence_controls
 from aiayn.decode.protocols import DecodingModel
-from aiayn.decode.steering import SentenceControls
 from aiayn.decode.translate import nbest_hypotheses, source_batch, translate_lines
 from aiayn.engines.base import Alternative, Translation
 

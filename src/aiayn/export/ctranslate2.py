@@ -17,8 +17,8 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
-from aiayn.data.vocab import Tokenizer
-from aiayn.decode.tuned import carry_tuned
+from aiayn.data.tokenizer import Tokenizer
+from aiayn.evaluate.tuned import carry_tuned
 from aiayn.files import atomic_directory
 from aiayn.layout import TOKENIZER_FILE
 from aiayn.model import Transformer

@@ -20,9 +20,9 @@ from pathlib import Path
 import torch
 from torch import Tensor, nn
 
-from aiayn.data.vocab import Tokenizer
-from aiayn.decode.tuned import carry_tuned
+from aiayn.data.tokenizer import Tokenizer
 from aiayn.devices import no_default_device
+from aiayn.evaluate.tuned import carry_tuned
 from aiayn.files import atomic_directory
 from aiayn.layout import CONFIG_FILE, TOKENIZER_FILE
 from aiayn.model import KVCache, Transformer

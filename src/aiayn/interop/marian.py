@@ -25,7 +25,7 @@ from safetensors.torch import load_file
 
 from aiayn.config import ModelConfig
 from aiayn.data.sources import DataError
-from aiayn.data.vocab import Tokenizer
+from aiayn.data.tokenizer import Tokenizer
 from aiayn.files import atomic_directory, read_json
 from aiayn.layout import TOKENIZER_FILE
 from aiayn.model import Transformer

@@ -12,9 +12,9 @@ full pass), and `need_weights=True` returns every layer's attention weights.
 """
 
 from aiayn.model import KVCache
-from aiayn.nn.attention import MultiheadAttention
-from aiayn.nn.layers import TransformerDecoderLayer, TransformerEncoderLayer
-from aiayn.nn.transformer import Transformer, TransformerDecoder, TransformerEncoder
+from aiayn.nn.multihead_attention import MultiheadAttention
+from aiayn.nn.torch_layers import TransformerDecoderLayer, TransformerEncoderLayer
+from aiayn.nn.torch_transformer import Transformer, TransformerDecoder, TransformerEncoder
 
 __all__ = [
     "KVCache",

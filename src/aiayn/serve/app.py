@@ -18,8 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from aiayn.config import DecodeConfig, EngineConfig
-from aiayn.decode.controls import Controls
-from aiayn.decode.glossary import Glossary
+from aiayn.decode.controls.glossary import Glossary
+from aiayn.decode.controls.words import Controls
 from aiayn.decode.rules import OverBudgetError
 from aiayn.engines import Translation, open_translator
 from aiayn.engines.languages import MultilingualTranslator, for_language, model_languages

@@ -23,8 +23,8 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from aiayn.config import TrainConfig
-from aiayn.config_checks import check_keys, check_types
-from aiayn.data.batching import SamplerState, TokenBatchSampler
+from aiayn.config.checks import check_keys, check_types
+from aiayn.data.batches.sampler import SamplerState, TokenBatchSampler
 from aiayn.files import atomic_directory, read_json
 from aiayn.layout import (
     CHECKPOINTS,

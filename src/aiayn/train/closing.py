@@ -9,14 +9,14 @@ from collections.abc import Callable
 
 from aiayn import layout
 from aiayn.config import TrainConfig
-from aiayn.decode.tuned import TunedSearch
+from aiayn.evaluate.tune import run_models, tune_model_dirs
+from aiayn.evaluate.tuned import TunedSearch
 from aiayn.model import Transformer
 from aiayn.train import checkpoint as ckpt
 from aiayn.train.distributed import Distributed
 from aiayn.train.metrics import MetricsLog
 from aiayn.train.run_dir import RunDir
 from aiayn.train.validate import validate
-from aiayn.tune import run_models, tune_model_dirs
 
 
 def average_at_close(

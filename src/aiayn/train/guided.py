@@ -10,9 +10,9 @@ from pathlib import Path
 
 from torch import Tensor
 
-from aiayn.data.alignments import ensure
+from aiayn.data.batches.alignments import ensure
+from aiayn.data.batches.dataset import Batch, ParallelData
 from aiayn.data.data_dir import DataDir
-from aiayn.data.dataset import Batch, ParallelData
 
 # A floor under the attention probabilities before their log: a linked source piece the head
 # gives (nearly) no weight costs a large, finite loss, not an infinite one.

@@ -10,7 +10,7 @@ from pathlib import Path
 from aiayn import layout
 from aiayn.config import ModelConfig, TrainConfig
 from aiayn.data.data_dir import DataDir
-from aiayn.data.vocab import BOS_ID, EOS_ID, PAD_ID
+from aiayn.data.tokenizer import BOS_ID, EOS_ID, PAD_ID
 from aiayn.files import make_dir
 from aiayn.layout import DataFiles
 from aiayn.train.checkpoint import with_added_settings

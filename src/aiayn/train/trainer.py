@@ -3,7 +3,7 @@
 One update = `update_freq` token-budget batches per process, their summed loss divided by the
 target tokens of the whole update (over all processes), so the gradient is the same whether
 N batches are accumulated by one process or spread over N. With `case_augment_mode=add` the
-cased copies of the update's pairs are one more batch of it (case_augment.py).
+cased copies of the update's pairs are one more batch of it (data/batches/case_augment.py).
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from tqdm import tqdm
 
 from aiayn import layout
 from aiayn.config import ModelConfig, TrainConfig
-from aiayn.data.case_augment import case_augment_for
-from aiayn.data.dataset import Batch, IdPair, ParallelData
-from aiayn.data.direction_sampling import batch_sampler
+from aiayn.data.batches.case_augment import case_augment_for
+from aiayn.data.batches.dataset import Batch, IdPair, ParallelData
+from aiayn.data.batches.directions import batch_sampler
 from aiayn.model import Transformer
 from aiayn.train import checkpoint as ckpt
 from aiayn.train import guided

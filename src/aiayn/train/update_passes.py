@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterator
 
-from aiayn.data.dataset import Batch, IdPair, collate_pairs
+from aiayn.data.batches.dataset import Batch, IdPair, collate_pairs
 
 
 def grouped(

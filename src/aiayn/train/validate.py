@@ -9,12 +9,12 @@ from pathlib import Path
 import torch
 
 from aiayn.config import DecodeConfig, TrainConfig
-from aiayn.data.batching import TokenBatchSampler
+from aiayn.data.batches.dataset import ParallelData
+from aiayn.data.batches.sampler import TokenBatchSampler
 from aiayn.data.data_dir import DataDir
-from aiayn.data.dataset import ParallelData
-from aiayn.data.vocab import Tokenizer
+from aiayn.data.tokenizer import Tokenizer
 from aiayn.decode.translate import translate_lines
-from aiayn.evaluate import evaluate_split
+from aiayn.evaluate.split import evaluate_split
 from aiayn.model import Transformer
 from aiayn.train.host_memory import heap_trimmer
 from aiayn.train.loss import projected_smoothed_loss

@@ -11,13 +11,13 @@ from collections.abc import Callable
 from sacrebleu.metrics import CHRF
 
 from aiayn.config import DecodeConfig, TrainConfig
+from aiayn.data.batches.dataset import ParallelData
 from aiayn.data.data_dir import DataDir
-from aiayn.data.dataset import ParallelData
 from aiayn.data.languages import tagged
 from aiayn.data.sources import DataError
-from aiayn.data.vocab import Tokenizer
+from aiayn.data.tokenizer import Tokenizer
 from aiayn.decode.translate import translate_lines
-from aiayn.directions import bleu
+from aiayn.evaluate.directions import bleu
 from aiayn.model import Transformer
 from aiayn.train.metrics import perplexity
 from aiayn.train.validate import Validation, loss_sums

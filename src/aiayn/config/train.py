@@ -1,0 +1,144 @@
+"""The training recipe (`TrainConfig`), with the paper's section 5 as defaults, and the named
+recipes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+from aiayn.config.base import FrozenConfig
+
+Precision = Literal["fp32", "bf16", "fp16"]
+PRECISIONS: tuple[Precision, ...] = get_args(Precision)
+CaseSides = Literal["both", "source"]  # case_augment: what is cased
+CASE_SIDES: tuple[CaseSides, ...] = get_args(CaseSides)
+CaseMode = Literal["replace", "add"]  # case_augment: a cased pair in place of its own, or beside it
+CASE_MODES: tuple[CaseMode, ...] = get_args(CaseMode)
+
+
+@dataclass(frozen=True)
+class TrainConfig(FrozenConfig):
+    """The training recipe. Defaults are the paper's (section 5) where it gives one."""
+
+    max_tokens: int = 4096  # token budget of one batch, per process, padding included
+    pad_to: int = 8  # batch lengths rounded up to a multiple: few shapes, kernels reused; 1 = off
+    trim_heap: bool = True  # free heap pages back to the OS after each update: bounded memory
+    update_freq: int = 1  # batches accumulated per update (the paper: ~25k tokens per update)
+    lr_scale: float = 1.0  # multiplies d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)
+    warmup: int = 4000  # warmup_steps
+    adam_beta1: float = 0.9
+    adam_beta2: float = 0.98
+    adam_eps: float = 1e-9
+    label_smoothing: float = 0.1  # epsilon_ls
+    clip_norm: float = 0.0  # gradient-norm clipping; 0 = off (the paper does not clip)
+    precision: Precision = "fp32"  # fp32 | bf16 (autocast, CPU or CUDA) | fp16 (CUDA, grad scaler)
+    max_steps: int = 100_000  # the paper trains base for 100k steps
+    max_epochs: int = 0  # 0 = no limit
+    max_minutes: float = 0.0  # wall-clock budget; 0 = no limit
+    valid_every: int = 1000  # steps between validations; 0 = only at the end
+    valid_bleu_sentences: int = 500  # greedy-decoded for BLEU/chrF at validation; 0 = all
+    patience: int = 0  # stop after this many validations without a better BLEU; 0 = never
+    save_every: int = 1000  # steps between checkpoints; 0 = none by steps
+    save_minutes: float = 10.0  # minutes between checkpoints (the paper: every 10 minutes)
+    keep_last: int = 5  # step checkpoints kept (the paper averages the last 5)
+    average_last: int = 0  # at the end, average the last N checkpoints (the paper: 5); 0 = off
+    tune_search: bool = True  # at the end, choose the length penalty on validation (aiayn tune)
+    max_bad_steps: int = 5  # consecutive non-finite losses before the run stops
+    log_every: int = 50  # steps between lines in metrics.jsonl
+    seed: int = 1  # initial weights, dropout, batch order
+    # Guided alignment (Garg et al. 2019): the weight of a cross-entropy between one decoder
+    # layer's cross-attention head and eflomal's alignments of the training pairs; 0 = off.
+    # 0.05 is fairseq's alignment_lambda, for a loss summed over tokens as ours is.
+    guided_alignment: float = 0.0
+    alignment_layer: int = -2  # the guided decoder layer (negative: from the last)
+    alignment_head: int = 0  # its guided head (fairseq's alignment models: the first)
+    # A multilingual data directory (`prepare --langs`): direction d is drawn with probability
+    # p_d ~ n_d^(1/T) for its n_d pairs (XLM, M2M-100: T = 5); 1 = as often as it has pairs,
+    # larger = closer to uniform, so that small directions are seen more often.
+    sampling_temperature: float = 5.0
+    valid_direction_sentences: int = 100  # per direction, for validation loss and BLEU; 0 = all
+    # Each epoch, this fraction of the training pairs is upper- or title-cased (half each) on
+    # both sides, as the Firefox translation models train for ALL-CAPS input; 0 = off.
+    case_augment: float = 0.0
+    # "source": only the source is cased and the target stays as written, so capitals are
+    # answered in ordinary case and the decoder never writes the long cased pieces
+    case_augment_sides: CaseSides = "both"
+    # "add": the chosen pairs' cased copies join the batch that holds them, so every update keeps
+    # the ordinary pairs it has at case_augment=0 (the same batches) and costs a little more
+    case_augment_mode: CaseMode = "replace"
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.guided_alignment < 0:
+            problems.append(
+                f"guided_alignment must be 0 (off) or more, got {self.guided_alignment}"
+            )
+        if self.precision not in PRECISIONS:
+            problems.append(f"precision={self.precision!r}; choose one of {PRECISIONS}")
+        for name in ("max_tokens", "pad_to", "update_freq", "warmup", "max_steps", "keep_last"):
+            if getattr(self, name) < 1:
+                problems.append(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.average_last and not 2 <= self.average_last <= self.keep_last:
+            problems.append(
+                f"average_last={self.average_last} must be 0 (off) or between 2 and keep_last="
+                f"{self.keep_last}: only kept checkpoints can be averaged"
+            )
+        if not 0 <= self.label_smoothing < 1:
+            problems.append(f"label_smoothing must be in [0, 1), got {self.label_smoothing}")
+        if not self.sampling_temperature > 0:
+            problems.append(
+                f"sampling_temperature must be above 0 (1 = proportional, 5 = M2M-100's), got "
+                f"{self.sampling_temperature}"
+            )
+        if self.valid_direction_sentences < 0:
+            problems.append(
+                f"valid_direction_sentences must be 0 (all) or more, got "
+                f"{self.valid_direction_sentences}"
+            )
+        if not 0 <= self.case_augment <= 1:
+            problems.append(
+                f"case_augment must be a fraction of the pairs in [0, 1] (0.2 = a fifth cased), "
+                f"got {self.case_augment}"
+            )
+        if self.case_augment_sides not in CASE_SIDES:
+            problems.append(
+                f"case_augment_sides={self.case_augment_sides!r}; choose one of {CASE_SIDES}"
+            )
+        if self.case_augment_mode not in CASE_MODES:
+            problems.append(
+                f"case_augment_mode={self.case_augment_mode!r}; choose one of {CASE_MODES}"
+            )
+        if self.case_augment and self.guided_alignment:
+            problems.append(
+                "case_augment cannot be combined with guided_alignment: the alignments are of "
+                "the pairs' ordinary pieces; set one of them to 0"
+            )
+        if problems:
+            raise ValueError("Invalid TrainConfig: " + "; ".join(problems))
+
+
+# Named training recipes. `paper`: section 5 as written, for 100k steps on GPUs. `short`: a run
+# of minutes to an hour on a CPU - bf16, a short warmup and a gentler peak than 4,000 warmup
+# steps give, frequent small validations, checkpoints every 100 steps, the last 5 averaged.
+RECIPES: dict[str, TrainConfig] = {
+    "paper": TrainConfig(),
+    "short": TrainConfig(
+        precision="bf16",
+        warmup=500,
+        lr_scale=0.5,
+        max_steps=1000,
+        valid_every=250,
+        valid_bleu_sentences=200,
+        save_every=100,
+        save_minutes=0.0,
+        keep_last=5,
+        average_last=5,
+    ),
+}
+
+
+def recipe(name: str) -> TrainConfig:
+    """A named training recipe."""
+    if name not in RECIPES:
+        raise ValueError(f"unknown recipe {name!r}; choose one of {', '.join(RECIPES)}")
+    return RECIPES[name]

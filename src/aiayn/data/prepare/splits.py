@@ -1,0 +1,141 @@
+"""Splitting a corpus without leakage: held-out pairs chosen by a seeded hash of their group (a
+Bible chapter, else the source sentence), or whole groups chosen up front to a size; given
+validation/test files kept whole; training pairs whose source is held out dropped."""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from contextlib import ExitStack
+from pathlib import Path
+
+from tqdm import tqdm
+
+from aiayn.data.clean import HELD_OUT_SOURCE, CleanOptions, CleanReport, PairFilter, source_key
+from aiayn.data.prepare.corpus import FILTER_BATCH, Corpus, batched, check_encoding, read_given
+from aiayn.data.prepare.options import PrepareOptions
+from aiayn.data.sources import DataError, Pair
+from aiayn.layout import SIDES, DataFiles
+
+HELD_OUT = ("valid", "test")
+
+
+class SplitWriter:
+    """Writes one split's text files: source, target and any extra references."""
+
+    def __init__(self, out: Path, split: str, n_refs: int, stack: ExitStack) -> None:
+        self.split = split
+        self.n_refs = n_refs
+        streams = [*SIDES] + [f"ref{k}" for k in range(1, n_refs)]
+        self.files = [
+            stack.enter_context(open(DataFiles(out).text(split, s), "w", encoding="utf-8"))  # noqa: SIM115
+            for s in streams
+        ]
+        self.count = 0
+        self.groups: dict[str, None] = {}  # ordered set
+
+    def write(self, pair: Pair) -> None:
+        texts = [pair.src, pair.tgt, *pair.refs][: len(self.files)]
+        texts += [pair.tgt] * (len(self.files) - len(texts))
+        for f, text in zip(self.files, texts, strict=True):
+            f.write(text + "\n")
+        self.count += 1
+        if pair.group:
+            self.groups[pair.group] = None
+
+
+def assign_split(group: str, seed: int, p_valid: float, p_test: float) -> str:
+    """A split for a group, from a seeded hash: deterministic, and the same for every member."""
+    digest = hashlib.blake2b(f"{seed}|{group}".encode(), digest_size=8).digest()
+    u = int.from_bytes(digest, "little") / 2**64
+    return "test" if u < p_test else "valid" if u < p_test + p_valid else "train"
+
+
+def choose_groups(sizes: dict[str, int], seed: int, n_valid: int, n_test: int) -> dict[str, str]:
+    """Held-out groups in a seeded random order, until each split reaches its size."""
+    order = sorted(sizes, key=lambda g: hashlib.blake2b(f"{seed}|{g}".encode()).digest())
+    chosen, filled = {}, {"test": 0, "valid": 0}
+    targets = {"test": n_test, "valid": n_valid}
+    for group in order:
+        split = next((s for s in ("test", "valid") if filled[s] < targets[s]), None)
+        if split is None:
+            break
+        chosen[group] = split
+        filled[split] += sizes[group]
+    return chosen
+
+
+def read_given_splits(opts: PrepareOptions, writers: dict, held_out: set[int]) -> dict:
+    """Validation/test files the user gave: kept whole (only empty or unreadable lines go, so
+    scores are on the whole set); their sources are remembered to keep them out of training."""
+    reports = {}
+    whole = CleanOptions(max_words=10**9, max_ratio=float("inf"), dedup=False)
+    for split, files in (("valid", opts.valid_files), ("test", opts.test_files)):
+        if not files:
+            continue
+        reports[split] = report = CleanReport()
+        for batch in batched(read_given(files, report), FILTER_BATCH):
+            for pair in PairFilter(whole, report).keep(batch):
+                writers[split].write(pair)
+                held_out.add(source_key(pair.src))
+        check_encoding(report, str(files[0]))
+        report.kept = writers[split].count
+    return reports
+
+
+def split_corpus(opts, corpus: Corpus, report, writers, held_out: set[int], candidates) -> None:
+    """Clean the main corpus a batch at a time; held-out pairs go to their writers, training
+    candidates to a file (filtered once every held-out source is known)."""
+    given = set(held_out)
+    p_valid = 0.0 if opts.valid_files else opts.valid_size / max(corpus.size, 1)
+    p_test = 0.0 if opts.test_files else opts.test_size / max(corpus.size, 1)
+    if corpus.size == 0:
+        raise DataError(f"{corpus.description}: the corpus is empty")
+    if p_valid + p_test > 0.5:
+        raise DataError(
+            f"the corpus has about {corpus.size:,} pairs: --valid-size {opts.valid_size} and "
+            f"--test-size {opts.test_size} would leave too little for training"
+        )
+    chosen = None
+    if corpus.group_sizes is not None:  # whole groups (Bible chapters), chosen up front
+        chosen = choose_groups(
+            corpus.group_sizes,
+            opts.seed,
+            0 if opts.valid_files else opts.valid_size,
+            0 if opts.test_files else opts.test_size,
+        )
+    keep = PairFilter(opts.clean, report)
+    pairs = tqdm(
+        corpus.pairs,
+        total=corpus.size,
+        desc="read",
+        unit=" pairs",
+        disable=not opts.progress,
+        file=sys.stderr,
+    )
+    for batch in batched(iter(pairs), FILTER_BATCH):
+        for pair in keep.keep(batch):
+            key = source_key(pair.src)
+            if chosen is not None:
+                split = chosen.get(pair.group, "train")
+            else:  # grouped by source sentence, so repeats of a source stay together
+                split = assign_split(str(key), opts.seed, p_valid, p_test)
+            if split == "train":
+                candidates.write(f"{pair.src}\t{pair.tgt}\t{pair.where}\n")
+            elif key in given:  # already in a validation/test file the user gave
+                report.drop(HELD_OUT_SOURCE, pair.where)
+            else:
+                writers[split].write(pair)
+                held_out.add(key)
+    check_encoding(report, corpus.description)
+
+
+def write_train(candidates: Path, held_out: set[int], report: CleanReport, train) -> None:
+    """Training pairs, less any whose source sentence is held out (no leakage)."""
+    with open(candidates, encoding="utf-8") as f:
+        for line in f:
+            src, tgt, where = line.rstrip("\n").split("\t")
+            if source_key(src) in held_out:
+                report.drop(HELD_OUT_SOURCE, where)
+            else:
+                train.write(Pair(src, tgt, where))
