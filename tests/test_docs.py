@@ -346,7 +346,7 @@ def test_named_path_exists(named):
 
 
 def test_bad_input_cases_counted_right():
-    from tests.bad_input import CASES
+    from tests.bad_input.suite import CASES
 
     text = (ROOT / "docs/reliability.md").read_text(encoding="utf-8")
     said = [int(n) for n in re.findall(r"(\d+) cases", text)]

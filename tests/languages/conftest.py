@@ -1,11 +1,12 @@
-"""The tiny multilingual model and data directory (tests/multilingual.py), made once."""
+"""The tiny multilingual model and data directory (tests/languages/tiny_multilingual.py), made
+once."""
 
 from __future__ import annotations
 
 import pytest
 
 from tests.documents.conftest import talking_model  # noqa: F401 (a bilingual model)
-from tests.multilingual import make_data, make_model
+from tests.languages.tiny_multilingual import make_data, make_model
 
 
 @pytest.fixture(scope="session")

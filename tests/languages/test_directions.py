@@ -12,7 +12,7 @@ from aiayn.data.data_dir import DataDir
 from aiayn.evaluate.directions import bleu_tokenizer, evaluate_directions, matrix, parse_directions
 from aiayn.evaluate.langid import Identifier, off_target_rate
 from aiayn.plot import directions_figure
-from tests.multilingual import LANGS, SENTENCES
+from tests.languages.tiny_multilingual import LANGS, SENTENCES
 
 
 def perfect(lines: list[str], tgt: str) -> list[str]:

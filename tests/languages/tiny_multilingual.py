@@ -91,7 +91,7 @@ def make_data(out: Path, split: str = "test") -> Path:
         "vocab_size": 160,
         "sizes": {"train": 0, "valid": 0, "test": len(SENTENCES["en"])},
         "n_refs": {"valid": 1, "test": 1},
-        "corpus": "tests/multilingual.py",
+        "corpus": "tests/languages/tiny_multilingual.py",
         "directions": TRAINED,
     }
     (out / "meta.json").write_text(json.dumps(meta), encoding="utf-8")

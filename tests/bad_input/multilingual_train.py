@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tests.bad_input_kit import TINY, Case, Fixtures, Outcome, aiayn, copy, digest
+from tests.bad_input.kit import TINY, Case, Fixtures, Outcome, aiayn, copy, digest
 from tests.train.multilingual_fixture import make_multilingual_dir
 
 

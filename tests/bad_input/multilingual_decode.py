@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.bad_input_kit import (
+from tests.bad_input.kit import (
     Case,
     Fixtures,
     Outcome,
@@ -15,7 +15,7 @@ from tests.bad_input_kit import (
     serve_request,
     translate_with,
 )
-from tests.multilingual import make_data, make_model
+from tests.languages.tiny_multilingual import make_data, make_model
 
 
 def multilingual(*argv: str, command: str = "translate") -> Callable[[Fixtures, Path], Outcome]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from tests.bad_input_kit import TINY, Case, Fixtures, Outcome, aiayn, copy, digest
+from tests.bad_input.kit import TINY, Case, Fixtures, Outcome, aiayn, copy, digest
 
 
 def guided_train(f: Fixtures, tmp: Path, data: Path, *sets: str) -> Outcome:

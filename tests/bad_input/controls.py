@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.bad_input_kit import Case, Fixtures, Outcome, aiayn, serve_request
+from tests.bad_input.kit import Case, Fixtures, Outcome, aiayn, serve_request
 
 LINES = "The dog sees a cat.\nA cat is big.\n"
 

@@ -1,9 +1,10 @@
-"""Every case of the bad-input suite (tests/bad_input.py): the expected exit code, a message
-that names the file or field, the value and what to do, no traceback, and no data lost."""
+"""Every case of the bad-input suite (tests/bad_input/suite.py): the expected exit code, a
+message that names the file or field, the value and what to do, no traceback, and no data lost."""
 
 import pytest
 
-from tests.bad_input import CASES, Case, make_fixtures, run_case
+from tests.bad_input.kit import Case, make_fixtures
+from tests.bad_input.suite import CASES, run_case
 
 
 @pytest.fixture(scope="module")

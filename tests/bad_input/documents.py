@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.bad_input_kit import Case, Fixtures, Outcome, aiayn
+from tests.bad_input.kit import Case, Fixtures, Outcome, aiayn
 
 
 def document(

@@ -13,7 +13,7 @@ from unittest import mock
 import numpy as np
 
 from aiayn import layout
-from tests.bad_input_kit import (
+from tests.bad_input.kit import (
     SMALL_PREPARE,
     TINY,
     Case,

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.bad_input_kit import Case, Fixtures, Outcome, aiayn, argv_case, serve_request
+from tests.bad_input.kit import Case, Fixtures, Outcome, aiayn, argv_case, serve_request
 
 KEY = "bad-input-key-" + "7" * 16
 GOOD = {"text": "The dog sees."}

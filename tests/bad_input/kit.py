@@ -1,8 +1,8 @@
 """What every case of the bad-input suite is made of: the fixtures (a corpus, its prepared
 directory, a tiny run), running `aiayn ...` in process, and the `Case` row itself.
 
-The cases live by area: `tests/bad_input.py` (and the table it prints) plus one module
-`tests/bad_input_<area>.py` per newer area, each with its own `CASES` list.
+The cases live by area: `general.py` plus one module per newer area in this folder, each with its
+own `CASES` list, gathered by `suite.py`.
 """
 
 from __future__ import annotations

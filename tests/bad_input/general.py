@@ -1,10 +1,9 @@
-"""The bad-input suite: every case of issue 16 and after, tried as a new user would, on a tiny run.
+"""The bad-input cases of issue 16 and after that belong to no newer area, tried as a new user
+would, on a tiny run.
 
 Each case sets up its own copy of a prepared directory or a run, does one bad thing through the
 command line (in process, as `aiayn ...`), and reports the exit code, the message and whether
-data was lost. `tests/test_bad_input.py` asserts every row; run this module to print the table:
-
-    .venv/bin/python -m tests.bad_input
+data was lost. suite.py gathers them with the other areas' cases.
 """
 
 from __future__ import annotations
@@ -13,8 +12,6 @@ import asyncio
 import json
 import os
 import shutil
-import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from unittest import mock
@@ -22,7 +19,7 @@ from unittest import mock
 import torch
 
 from aiayn import Transformer, layout, preset
-from tests.bad_input_kit import (
+from tests.bad_input.kit import (
     SMALL_PREPARE,
     TINY,
     Case,
@@ -33,7 +30,6 @@ from tests.bad_input_kit import (
     copy,
     cut,
     digest,
-    make_fixtures,
     serve_request,
     translate_with,
     with_data,
@@ -572,70 +568,3 @@ CASES = [
         ("--device cuda:99", "GPU"),
     ),
 ]
-
-
-# Newer areas keep their cases in their own modules, tests/bad_input_<area>.py, each with a list
-# CASES built from tests/bad_input_kit.py; add yours here: `CASES += bad_input_<area>.CASES`.
-from tests import (  # noqa: E402
-    bad_input_controls,
-    bad_input_documents,
-    bad_input_guided,
-    bad_input_multilingual_decode,
-    bad_input_readers,
-    bad_input_server,
-)
-
-CASES += bad_input_server.CASES
-CASES += bad_input_documents.CASES
-CASES += bad_input_readers.CASES
-CASES += bad_input_controls.CASES
-CASES += bad_input_guided.CASES
-CASES += bad_input_multilingual_decode.CASES
-
-from tests import bad_input_multitrain  # noqa: E402
-
-CASES += bad_input_multitrain.CASES
-
-from tests import bad_input_multiprepare  # noqa: E402
-
-CASES += bad_input_multiprepare.CASES
-
-from tests import bad_input_case  # noqa: E402
-
-CASES += bad_input_case.CASES
-
-
-def run_case(case: Case, fixtures: Fixtures, tmp: Path) -> Outcome:
-    tmp.mkdir(parents=True, exist_ok=True)
-    outcome = case.run(fixtures, tmp)
-    return Outcome(
-        outcome.code, outcome.message.replace(str(tmp), "TMP"), outcome.kept, outcome.traceback
-    )
-
-
-def last_line(message: str) -> str:
-    lines = [line for line in message.splitlines() if line.strip()]
-    return lines[-1] if lines else ""
-
-
-def main_table() -> int:
-    """Run every case; print a Markdown table and the totals."""
-    rows, tracebacks, lost = [], 0, 0
-    with tempfile.TemporaryDirectory() as root:
-        fixtures = make_fixtures(Path(root))
-        for i, case in enumerate(CASES):
-            outcome = run_case(case, fixtures, Path(root) / f"case{i}")
-            tracebacks += outcome.traceback
-            lost += not outcome.kept
-            rows.append((case.name, outcome.code, last_line(outcome.message), outcome.kept))
-    print("| case | exit code | message (last line) | data kept |")
-    print("|---|---|---|---|")
-    for name, code, message, kept in rows:
-        message = message.replace("|", "\\|")
-        print(f"| {name} | {code} | {message} | {'yes' if kept else 'NO'} |")
-    print(f"\n{len(rows)} cases, {tracebacks} tracebacks, {lost} with data lost")
-    return int(bool(tracebacks or lost))
-
-
-if __name__ == "__main__":
-    sys.exit(main_table())

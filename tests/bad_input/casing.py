@@ -5,8 +5,8 @@ with --langs; the data directory left as it was), and `--case-markup` with an un
 
 from __future__ import annotations
 
-from tests.bad_input_kit import TINY, Case, argv_case
-from tests.bad_input_multiprepare import prepare_over_data
+from tests.bad_input.kit import TINY, Case, argv_case
+from tests.bad_input.multilingual_prepare import prepare_over_data
 
 
 def train_with(*sets: str):
