@@ -25,13 +25,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: harness/
+
+from harness.machine import cpu_model
 
 CONFIGS = [(1, 1), (1, 4), (32, 1), (32, 4)]  # (batch, beam)
 
@@ -83,11 +86,11 @@ CLASSES = {
 def setup(data: Path, out: Path, src_len: int) -> None:
     """Write the shared weights (aiayn, HF and CTranslate2 forms) and the source batches."""
     import torch
-    from peers import marian_like
 
     from aiayn import Transformer, preset
     from aiayn.data.data_dir import DataDir
     from aiayn.data.tokenizer import Tokenizer
+    from harness.peers import marian_like
 
     torch.manual_seed(0)
     tok = Tokenizer(data)
@@ -143,10 +146,10 @@ def ct2_convert(model, spm_model: Path, out: Path) -> None:
     first. (CTranslate2 starts decoding from its own start token; with the length fixed, the
     work is the same.)"""
     import torch
-    from peers import copy_to_marian, marian_config
     from transformers import MarianMTModel
 
     from aiayn.data.tokenizer import Tokenizer
+    from harness.peers import copy_to_marian, marian_config
 
     V = model.cfg.vocab_size
     cfg = model.cfg.replace(vocab_size=V + 1)  # padding last, in Marian's way
@@ -302,18 +305,10 @@ def spawn(args: list[str], env: dict | None = None) -> str:
     return lines[-1] if lines else ""  # the set-up prints nothing
 
 
-def machine_cpu() -> str:
-    """The CPU model, as lscpu names it."""
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown CPU"
-
-
 def machine() -> dict:
     """CPU model, cores, versions: printed with every figure."""
     versions = json.loads(spawn(["--versions"]))
-    return {"cpu": machine_cpu(), "cores": os.cpu_count(), **versions}
+    return {"cpu": cpu_model(), "cores": os.cpu_count(), **versions}
 
 
 def versions() -> None:

@@ -23,9 +23,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: harness/
 
-from decode_bench import machine_cpu
+from harness.machine import cpu_model
 
 
 def main() -> None:
@@ -57,7 +57,7 @@ def main() -> None:
     sources = DataDir(args.data).sources(args.split, n)
     refs = DataDir(args.data).references(args.split, n)
     print(
-        f"{machine_cpu()}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; "
+        f"{cpu_model()}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; "
         f"{len(sources)} sentences of {args.data / args.split}, {len(refs)} reference(s), "
         f"beam {args.beam}"
     )

@@ -22,9 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: harness/
 
-from decode_bench import machine_cpu
+from harness.machine import cpu_model
 
 
 def agreement(ours: list[str], theirs: list[str], sources: list[str], show: int = 3) -> dict:
@@ -67,7 +67,7 @@ def main() -> None:
     n = args.sentences or None
     sources, refs = data.sources(args.split, n), data.references(args.split, n)
     print(
-        f"{machine_cpu()}, {os.cpu_count()} cores, torch {torch.__version__}; {source}; "
+        f"{cpu_model()}, {os.cpu_count()} cores, torch {torch.__version__}; {source}; "
         f"{len(sources)} sentences of {args.data / args.split}, {len(refs)} reference(s)"
     )
     out = args.out or Path(tempfile.mkdtemp(prefix="aiayn-export-"))
@@ -89,7 +89,7 @@ def main() -> None:
         print(f"{name} beam {cfg.beam}: {time.perf_counter() - start:.1f} s", flush=True)
         return hyps
 
-    results: dict = {"cpu": machine_cpu(), "model": str(source), "lines": len(sources)}
+    results: dict = {"cpu": cpu_model(), "model": str(source), "lines": len(sources)}
     greedy = DecodeConfig(beam=1)
     ours = run("aiayn", greedy)
     for name in engines:

@@ -23,9 +23,8 @@ from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # the repository root: harness/
 
 
 def sync(device: torch.device) -> None:
@@ -204,9 +203,8 @@ def model_pad(model) -> int:
 
 def train_speed(a: argparse.Namespace) -> dict:
     """Target tokens/s and MFU of one bf16 training step, systems interleaved, medians."""
-    from peers import TorchTransformer, hf_marian
-
     from aiayn.config import preset
+    from harness.peers import TorchTransformer, hf_marian
 
     device = torch.device(a.device)
     torch.set_default_device(device)  # the peers build their masks without a device
@@ -347,11 +345,10 @@ def fp16(a: argparse.Namespace) -> dict:
 def decode(a: argparse.Namespace) -> dict:
     """Beam 4 at batch 1 and a large batch: aiayn (half precision) against Hugging Face
     `generate` on the same weights; target tokens/s, medians over repeats."""
-    from peers import marian_like
-
     from aiayn.config import DecodeConfig, preset
     from aiayn.decode.beam import beam_search
     from aiayn.model import Transformer
+    from harness.peers import marian_like
 
     device = torch.device(a.device)
     torch.manual_seed(0)

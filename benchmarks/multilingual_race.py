@@ -32,10 +32,11 @@ import shutil
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: harness/
 
-from peers import cpu_model
 from quality_race import run_child
+
+from harness.machine import cpu_model
 
 LANGS = "en,de,fr,es,ru,zh,ar,hi"
 ZERO_SHOT = "de-fr,fr-de,es-ru,ru-es,zh-ar,hi-zh"

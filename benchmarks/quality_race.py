@@ -35,15 +35,15 @@ import sacrebleu
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from peers import cpu_model, hf_marian
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: harness/
 
 from aiayn.config import preset
 from aiayn.data.batches.dataset import ParallelData
 from aiayn.data.batches.sampler import TokenBatchSampler
 from aiayn.data.data_dir import DataDir, DataMeta
 from aiayn.data.tokenizer import Tokenizer
+from harness.machine import cpu_model
+from harness.peers import hf_marian
 
 SYSTEMS = ("aiayn", "hf-fp32", "hf-bf16")
 HF_LR, HF_WARMUP = 5e-4, 150  # a plain loop's usual settings for a model this size

@@ -23,12 +23,11 @@ from pathlib import Path
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from decode_bench import machine_cpu
-from live import hammer, live_server
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: harness/
 
 from aiayn.data.data_dir import DataDir
+from harness.live import hammer, live_server
+from harness.machine import cpu_model
 
 
 def answers(url: str, sentences: list[str]) -> dict[str, str]:
@@ -57,7 +56,7 @@ def main() -> None:
     lines = DataDir(args.data).sources("valid")
     many = lines[: args.sentences]
     twenty = [s for s in lines if 18 <= len(s.split()) <= 22][:50]
-    results = {"cpu": machine_cpu(), "cores": os.cpu_count(), "load_average": os.getloadavg()[0]}
+    results = {"cpu": cpu_model(), "cores": os.cpu_count(), "load_average": os.getloadavg()[0]}
     servers = [(p, []) for p in args.precisions] + [(p, ["--compile"]) for p in args.compiled]
     for precision, compile in servers:
         options = ["--wait-ms", args.wait_ms, "--precision", precision, *compile]

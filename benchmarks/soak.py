@@ -40,12 +40,11 @@ from pathlib import Path
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from decode_bench import machine_cpu
-from live import live_server
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: harness/
 
 from aiayn.data.data_dir import DataDir
+from harness.live import live_server
+from harness.machine import cpu_model
 
 INVALID = {  # name: (body bytes, headers beyond the key, expected status)
     "unknown field": (b'{"text": "The dog.", "beem": 4}', {}, 422),
@@ -215,7 +214,7 @@ def main() -> None:
             }
             result = asyncio.run(soak(url, pid, key, solo, args.clients, 60 * args.minutes))
     result = {
-        "cpu": machine_cpu(),
+        "cpu": cpu_model(),
         "cores": os.cpu_count(),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "clients": args.clients,

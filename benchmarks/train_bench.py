@@ -35,9 +35,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from peers import TorchTransformer, cpu_model, hf_marian
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: harness/
 
 from aiayn.config import TrainConfig, preset
 from aiayn.data.batches.dataset import Batch, ParallelData
@@ -49,6 +47,8 @@ from aiayn.train.loss import label_smoothed_loss
 from aiayn.train.run_dir import create_run
 from aiayn.train.step_stats import StopFlags
 from aiayn.train.trainer import Trainer
+from harness.machine import cpu_model
+from harness.peers import TorchTransformer, hf_marian
 
 PRECISIONS = ("fp32", "bf16")
 # The training issue's bars, median against median in one run: (aiayn system, HF system, ratio).

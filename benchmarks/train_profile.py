@@ -23,12 +23,12 @@ from pathlib import Path
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: harness/
 
-from peers import cpu_model
 from train_bench import BARS, aiayn_step, marian_step, real_batches
 
 from aiayn.train.host_memory import allocator, restart_with_tcmalloc
+from harness.machine import cpu_model
 
 MATRIX_PRODUCTS = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm"}
 FUSED_ATTENTION = {  # mostly matrix products too: part of the floor under a step

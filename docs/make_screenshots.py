@@ -10,9 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: harness/
 
-from live import CHROMIUM_FLAGS, live_server
+from harness.live import CHROMIUM_FLAGS, live_server
 
 HERE = Path(__file__).parent / "images"
 

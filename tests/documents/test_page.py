@@ -5,9 +5,9 @@ import shutil
 
 import httpx
 import pytest
-from live import CHROMIUM_FLAGS, live_server
 
 from aiayn.documents.skeleton import markdown_skeleton
+from harness.live import CHROMIUM_FLAGS, live_server
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 DOC = "# The dog\n\nThe dog sees a **big** cat.\n\n- A red tree.\n- `code` stays.\n"

@@ -5,8 +5,8 @@ import os
 
 import httpx
 import pytest
-from live import CHROMIUM_FLAGS, live_server
 
+from harness.live import CHROMIUM_FLAGS, live_server
 from tests.serve.test_live import CHROMIUM
 
 pytestmark = pytest.mark.slow

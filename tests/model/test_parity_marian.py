@@ -2,13 +2,13 @@
 
 Marian is post-norm with the concatenated sin|cos layout and embeddings scaled by sqrt(d_model):
 with `positional="concatenated"` and the same activation our model computes the same function.
-The reference is `marian_like` in benchmarks/peers.py (the benchmarks' Marian, our weights).
+The reference is `marian_like` in harness/peers.py (the benchmarks' Marian, our weights).
 """
 
 import pytest
 import torch
-from peers import marian_like
 
+from harness.peers import marian_like
 from tests.conftest import padded_batch, perturb_vectors, tiny_model
 
 

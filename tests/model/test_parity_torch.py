@@ -1,12 +1,12 @@
 """Parity with torch.nn.Transformer: same weights, same logits (eval mode).
 
-The reference is `torch_like` in benchmarks/peers.py: the model the benchmarks time, made to
+The reference is `torch_like` in harness/peers.py: the model the benchmarks time, made to
 compute our function."""
 
 import pytest
 import torch
-from peers import torch_like
 
+from harness.peers import torch_like
 from tests.conftest import padded_batch, perturb_vectors, tiny_model
 
 pytestmark = pytest.mark.filterwarnings("ignore:enable_nested_tensor is True")

@@ -3,9 +3,8 @@ generated requests (valid ones and ones that break the schema on purpose) over e
 and field; no 5xx, every answer as the schema declares it. The long run:
 benchmarks/api_fuzz.py."""
 
-from api_fuzz import fuzz  # benchmarks/ is on pytest's path
-
 from aiayn.serve.app import Limits, create_app
+from harness.api_fuzz import fuzz
 
 
 def test_generated_requests_get_no_5xx_and_only_answers_the_schema_declares(tiny_run):

@@ -9,7 +9,8 @@ import shutil
 
 import httpx
 import pytest
-from live import CHROMIUM_FLAGS, hammer, live_server
+
+from harness.live import CHROMIUM_FLAGS, hammer, live_server
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 SENTENCES = [

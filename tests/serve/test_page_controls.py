@@ -4,8 +4,8 @@ import os
 
 import httpx
 import pytest
-from live import CHROMIUM_FLAGS, live_server
 
+from harness.live import CHROMIUM_FLAGS, live_server
 from tests.engines.test_one_interface import models  # noqa: F401  (a fixture)
 from tests.serve.test_live import CHROMIUM
 

@@ -7,17 +7,12 @@ these. `torch_like` and `marian_like` turn them into aiayn's exact function with
 copied over: `tests/model/test_parity_torch.py` and `test_parity_marian.py` compare logits with
 them, and `decode_bench.py` hands CTranslate2 and Hugging Face the same weights as ours.
 
-Why here: one copy for both users. This is reference code that no `aiayn` command needs
-(Hugging Face `transformers` is only a dev dependency), so it stays out of the package; and
-benchmarks must not import tests, so it stays out of `tests/`. pytest puts this folder on the
-import path (`pythonpath` in pyproject.toml), as running a benchmark script does.
+One copy for both users (why in `harness/__init__.py`).
 """
 
 from __future__ import annotations
 
 import math
-import platform
-import subprocess
 from typing import TYPE_CHECKING
 
 import torch
@@ -204,15 +199,3 @@ def _copy_marian_attention(dst, src) -> None:
         proj.weight.copy_(w)
         proj.bias.copy_(b)
     copy_linear(dst.out_proj, src.w_o)
-
-
-def cpu_model() -> str:
-    """The CPU's model name, as lscpu prints it."""
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-        for line in out.splitlines():
-            if line.startswith("Model name:"):
-                return line.split(":", 1)[1].strip()
-    except (OSError, subprocess.CalledProcessError):
-        pass
-    return platform.processor() or "unknown"

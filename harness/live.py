@@ -1,9 +1,8 @@
 """A live server on loopback and a bounded load driver.
 
-`serve_bench.py` measures with them, `docs/make_screenshots.py` photographs the page, and the
-slow tests in `tests/serve/test_live.py` run a load and the page in Chromium (pytest puts this
-folder on the import path: `pythonpath` in pyproject.toml). Load-driving code lives with the
-benchmarks, not in tests, which benchmarks do not import.
+`benchmarks/serve_bench.py` and `benchmarks/soak.py` measure with them, `docs/make_screenshots.py`
+photographs the page, and the slow tests in `tests/serve/test_live.py` run a load and the page
+in Chromium.
 """
 
 from __future__ import annotations
