@@ -1,4 +1,4 @@
-"""What README.md, docs/*.md and benchmarks/README.md show still works as shown.
+"""What README.md, docs/*.md, benchmarks/README.md and experiments/ show still works as shown.
 
 Every command in a ```bash, ```sh or ```console block is checked without running it: `aiayn ...`
 (also `.venv/bin/aiayn`, `python -m aiayn`, `torchrun ... -m aiayn`) is parsed by the real
@@ -27,7 +27,12 @@ import pytest
 from aiayn.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "benchmarks/README.md"]
+PAGES = [
+    ROOT / "README.md",
+    *sorted((ROOT / "docs").glob("*.md")),
+    ROOT / "benchmarks/README.md",
+    *sorted((ROOT / "experiments").rglob("README.md")),  # the finished studies
+]
 GUIDES = [p for p in PAGES if p.parent.name == "docs"]
 SHELLS = {"bash", "sh", "shell", "console"}
 FENCE = re.compile(r"^```([\w-]*)[ \t]*([^\n]*)\n(.*?)^```[ \t]*$", re.S | re.M)
@@ -136,7 +141,7 @@ def checker(argv: list[str]) -> Callable[[list[str]], str | None] | None:
     return None
 
 
-OURS = {"tests", "benchmarks", "docs"}
+OURS = {"tests", "benchmarks", "docs", "harness", "experiments"}
 
 
 def module_file(module: str) -> bool:
@@ -325,7 +330,7 @@ def test_link_resolves(link):
         assert anchor in anchors(file), f"{where}: no heading gives #{anchor}"
 
 
-PATH = re.compile(r"`((?:src|tests|benchmarks|docs)/[\w./-]*)`")
+PATH = re.compile(r"`((?:src|tests|benchmarks|experiments|harness|docs)/[\w./-]*)`")
 
 
 def paths() -> list[tuple[Path, int, str]]:
@@ -362,3 +367,9 @@ def test_guides_exist():
 def test_readme_is_short():
     lines = (ROOT / "README.md").read_text(encoding="utf-8").count("\n")
     assert lines <= 250, f"README.md has {lines} lines: move detail to docs/"
+
+
+def test_benchmarks_readme_holds_current_figures_only():
+    """Earlier runs and finished studies live in experiments/, one line each in the page."""
+    lines = (ROOT / "benchmarks/README.md").read_text(encoding="utf-8").count("\n")
+    assert lines <= 700, f"benchmarks/README.md has {lines} lines: archive in experiments/"

@@ -1,6 +1,7 @@
 """Hand-made hard cases for sentence splitting, English and German: abbreviations ("z. B.",
 "Dr.", "e.g.", "U.S."), decimals, quotes and ellipses. tests/documents/test_sentences.py holds
-our splitter to them; benchmarks/sentence_splitters.py compares sentencex and pysbd on them."""
+our splitter to them; experiments/sentence_splitters/sentence_splitters.py compares sentencex and
+pysbd on them."""
 
 CASES = [
     (

@@ -1,16 +1,17 @@
 """sentencex against pysbd on tests/documents/hard_sentences.py, and their speed.
 
 .venv/bin/pip install pysbd sentencex
-.venv/bin/python benchmarks/sentence_splitters.py
+.venv/bin/python experiments/sentence_splitters/sentence_splitters.py
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root: tests/
 
 from tests.documents.hard_sentences import CASES
 
@@ -35,6 +36,7 @@ def sentencex_splitter():
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     text = " ".join(t for _, t, _ in CASES) * 100
     for name, split in (("sentencex", sentencex_splitter()), ("pysbd", pysbd_splitter())):
         right = 0

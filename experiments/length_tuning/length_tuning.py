@@ -1,8 +1,8 @@
 """Does the length setting chosen on validation keep translations from running short? The test
 split and its short segments, decoded with each run's stored setting and with the paper's.
 
-    .venv/bin/python benchmarks/length_tuning.py --runs runs/demo runs/race [--data data/en-de]
-        [--no-repeat 3 4] [--short 18]
+    .venv/bin/python experiments/length_tuning/length_tuning.py --runs runs/demo runs/race \
+        [--data data/en-de] [--no-repeat 3 4] [--short 18]
 
 For each run: the search `aiayn translate` runs by default (the setting `aiayn train` chose on
 the validation split when the run closed, stored in its best model's search.json), the paper's
@@ -24,9 +24,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root: harness/
 
-from decode_bench import machine_cpu
+from harness.machine import cpu_model
 
 
 def main() -> None:
@@ -45,7 +45,7 @@ def main() -> None:
         ["git", "describe", "--always", "--dirty"], capture_output=True, text=True
     ).stdout.strip()
     print(
-        f"{machine_cpu()}, {os.cpu_count()} cores, {datetime.date.today()}, commit {commit}, "
+        f"{cpu_model()}, {os.cpu_count()} cores, {datetime.date.today()}, commit {commit}, "
         f"load average {os.getloadavg()[0]:.1f}\n"
     )
     data = DataDir(args.data)

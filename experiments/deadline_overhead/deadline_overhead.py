@@ -2,8 +2,8 @@
 output step, against the same search with the check replaced by nothing, interleaved in one
 process; and the check's own cost per call.
 
-    .venv/bin/python benchmarks/deadline_overhead.py --model runs/demo [--data data/en-de]
-        [--sentences 60] [--repeats 7]
+    .venv/bin/python experiments/deadline_overhead/deadline_overhead.py --model runs/demo \
+        [--data data/en-de] [--sentences 60] [--repeats 7]
 """
 
 from __future__ import annotations
@@ -17,15 +17,14 @@ from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from decode_bench import machine_cpu
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root: harness/
 
 import aiayn.decode.beam as beam
 import aiayn.decode.token_by_token as token_by_token
 from aiayn.data.data_dir import DataDir
 from aiayn.decode.rules import check_deadline
 from aiayn.engines import open_translator
+from harness.machine import cpu_model
 
 
 def nothing(deadline: float, t: int) -> None:
@@ -52,7 +51,7 @@ def main() -> None:
             start = time.perf_counter()
             translator.nbest(lines, cfg)
             seconds[name].append(time.perf_counter() - start)
-    print(f"{machine_cpu()}; {len(lines)} sentences, beam {cfg.beam}, {args.repeats} repeats")
+    print(f"{cpu_model()}; {len(lines)} sentences, beam {cfg.beam}, {args.repeats} repeats")
     for name, values in seconds.items():
         print(
             f"{name}: median {statistics.median(values):.3f} s "

@@ -1,7 +1,7 @@
 """What a larger vocabulary costs in decoding: the same `small` model at two output sizes.
 
-    .venv/bin/python benchmarks/vocab_cost.py --vocab 8000 32000 [--repeats 5] [--out-len 50]
-        [--precisions 'aiayn fp32' 'aiayn bf16']
+    .venv/bin/python experiments/vocab_cost/vocab_cost.py --vocab 8000 32000 [--repeats 5] \
+        [--out-len 50] [--precisions 'aiayn fp32' 'aiayn bf16']
 
 A multilingual model needs a larger joint vocabulary than a bilingual one (issue 31), so its
 embedding and output layers grow: every decoding step multiplies the decoder's output by a
@@ -23,7 +23,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))  # decode_bench times it
 
 from decode_bench import CONFIGS, machine, spawn
 

@@ -1,6 +1,6 @@
 """How finely text in capitals is cut, with and without `aiayn prepare --case-copies P`.
 
-    .venv/bin/python benchmarks/case_pieces.py --copies 0 0.05 0.1 0.2 [--data-root DIR] \
+    .venv/bin/python experiments/case/case_pieces.py --copies 0 0.05 0.1 0.2 [--data-root DIR] \
         [--dirs NAME=DATA ...]
 
 For each P, `aiayn prepare` (the default English->German Bible, its default vocabulary) into
@@ -10,7 +10,7 @@ title-cased (`aiayn.data.casing`, as `evaluate --case` and `case_augment` make t
 pieces sequences for capitals are what made `case_augment` costly (issue 31, item 4): the
 vocabulary is learned on ordinary text. `--dirs` adds rows for data directories already
 prepared (e.g. with `aiayn prepare --case-markup`, capitals as marker pieces on lower-cased
-words). Prints a table for benchmarks/README.md and writes DATA-ROOT/case-pieces.json.
+words). Prints a table for experiments/case/README.md and writes DATA-ROOT/case-pieces.json.
 """
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from peers import cpu_model
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root: harness/
 
 from aiayn.data.casing import CASES, apply_case
 from aiayn.data.tokenizer import UNK_ID, Tokenizer
+from harness.machine import cpu_model
 
 
 def prepared(root: Path, name: str, *options: str) -> Path:

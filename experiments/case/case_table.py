@@ -1,8 +1,9 @@
 """Plain, upper- and title-cased test sources, scored for each model: issue 31's case table.
 
-    .venv/bin/python benchmarks/case_table.py --model NAME=RUN:DATA [NAME=RUN:DATA ...] \
-        [--split test] [--json benchmarks/results-case.json]
-    .venv/bin/python benchmarks/case_table.py --seeds REPORT.json [REPORT.json ...] [--base VOCAB]
+    .venv/bin/python experiments/case/case_table.py --model NAME=RUN:DATA [NAME=RUN:DATA ...] \
+        [--split test] [--json FILE]
+    .venv/bin/python experiments/case/case_table.py --seeds REPORT.json [REPORT.json ...] \
+        [--base VOCAB]
 
 For each model (a run directory and the data directory it was trained on), the test sources as
 they are, upper-cased and title-cased (`aiayn.data.casing`, as `aiayn evaluate --case` makes
@@ -11,7 +12,7 @@ them) are translated with the run's own search (beam 4, the length setting its c
 case-insensitive (sacreBLEU's lowercase=True), chrF, length ratio and the share of outputs
 that repeat themselves. A model trained with case_augment answers capitals with capitals, so
 what cased input costs is read case-insensitively ("loss" = plain minus cased, both
-case-insensitive). Prints the table for benchmarks/README.md and writes the JSON.
+case-insensitive). Prints the table for experiments/case/README.md and writes the JSON.
 
 --seeds reads reports already written and pairs every augmented model with the unaugmented one
 of the same vocabulary, updates, seed, precision and CPU (same initialisation, same batches but
@@ -36,13 +37,14 @@ import time
 from datetime import date
 from pathlib import Path
 
-from peers import cpu_model
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root: harness/
 
 from aiayn.data.casing import CASES
 from aiayn.engines import open_translator
 from aiayn.evaluate.split import evaluate_split
 from aiayn.layout import read_run_config
 from aiayn.train.metrics import read_metrics
+from harness.machine import cpu_model
 
 
 def parse_model(text: str) -> tuple[str, Path, Path]:
@@ -216,7 +218,7 @@ def main() -> None:
     p.add_argument("--base", help="--seeds: also pair with no augmentation on this vocabulary")
     p.add_argument("--split", default="test", choices=["valid", "test"])
     p.add_argument("--n", type=int, default=None, help="the first N lines (default: all)")
-    p.add_argument("--json", type=Path, default=Path("benchmarks/results-case.json"))
+    p.add_argument("--json", type=Path, default=Path(__file__).with_name("results-case.json"))
     args = p.parse_args()
     if args.seeds:
         merged = {}

@@ -3,8 +3,10 @@ evidence. For each (size, coverage), learn BPE on the same temperature-sampled m
 uses and measure, on the held-out validation verses of every language: the share of unknown
 pieces and the pieces per verse (how finely each script is cut; more pieces, longer sequences).
 
-    .venv/bin/python benchmarks/multilingual_vocab.py [--langs all] [--sizes 16000,32000,64000]
-        [--coverages 0.9995,0.99995,1.0] [--out benchmarks/results-multilingual-vocab.json]
+    .venv/bin/python experiments/multilingual_vocab/multilingual_vocab.py [--langs all] \
+        [--sizes 16000,32000,64000] [--coverages 0.9995,0.99995,1.0] [--out FILE]
+
+`--out` defaults to results-multilingual-vocab.json beside this script.
 """
 
 from __future__ import annotations
@@ -32,7 +34,11 @@ def main() -> None:
     p.add_argument("--langs", default="all")
     p.add_argument("--sizes", default="16000,32000,64000")
     p.add_argument("--coverages", default="0.9995,0.99995,1.0")
-    p.add_argument("--out", type=Path, default=Path("benchmarks/results-multilingual-vocab.json"))
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=Path(__file__).with_name("results-multilingual-vocab.json"),
+    )
     args = p.parse_args()
     langs = parse_langs(args.langs)
     db = bible.default_db()
