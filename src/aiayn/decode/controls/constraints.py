@@ -20,7 +20,7 @@ Sentences without terms keep the ordinary candidates untouched.
 The length penalty divides a finished hypothesis's log P less its term pieces' (`term_log_prob`),
 which count in full: divided too, a term's low probability would shrink as the output grows, and
 the search would pick longer outputs to dilute it (with a tuned alpha of 1.6 on the race's de-en
-model they grew by a quarter; `benchmarks/README.md`, controls).
+model they grew by a quarter; `experiments/glossary/README.md`).
 
 The state of each live hypothesis is three tensors: `met` (R, M), the terms it has produced;
 `cur` (R,), the term it is in the middle of (-1: none); `pos` (R,), the pieces of it produced.
