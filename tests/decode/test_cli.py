@@ -200,7 +200,7 @@ def test_the_command_line_and_the_server_take_their_defaults_from_decode_config(
 
     from aiayn.commands import serve, translate
     from aiayn.config import EngineConfig
-    from aiayn.serve.app import TranslateRequest
+    from aiayn.serve.request import TranslateRequest
 
     commands = argparse.ArgumentParser().add_subparsers(dest="command")
     translate.add(commands)
