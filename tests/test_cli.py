@@ -25,3 +25,28 @@ def test_params_reports_beside_the_paper(capsys):
 def test_bad_values_are_an_error_not_a_traceback(capsys):
     assert main(["params", "--preset", "base", "--vocab-size", "0"]) == 2
     assert "vocab_size must be positive" in capsys.readouterr().err
+
+
+def test_each_subcommand_has_its_module_and_imports_no_other():
+    """One module per subcommand, listed in cli.COMMANDS; what they share is in
+    commands/options/, so no command module imports another (function-local imports count)."""
+    import ast
+    from pathlib import Path
+
+    import aiayn.commands
+    from aiayn.cli import COMMANDS, build_parser
+    from tests.test_layers import imported
+
+    folder = Path(aiayn.commands.__file__).parent
+    names = {p.stem for p in folder.glob("*.py")} - {"__init__"}
+    assert names == {m.__name__.rsplit(".", 1)[1] for m in COMMANDS}
+    subcommands = next(a for a in build_parser()._actions if a.dest == "command").choices
+    assert {n.removesuffix("_") for n in names} == set(subcommands)
+    for name in sorted(names):
+        tree = ast.parse((folder / f"{name}.py").read_text(encoding="utf-8"))
+        others = {
+            n
+            for n in imported(tree)
+            if n.startswith("aiayn.commands") and not n.startswith("aiayn.commands.options")
+        }
+        assert not others, f"commands/{name}.py imports {sorted(others)}: use commands/options/"

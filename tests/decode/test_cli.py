@@ -180,14 +180,15 @@ def test_over_long_lines_follow_the_named_policy(run, tmp_path, capsys):
 def test_the_stopping_rule_and_int8_on_the_command_line():
     import argparse
 
-    from aiayn.commands import translate
+    from aiayn.commands.options.decoding import add_decoding
+    from aiayn.commands.options.engine import engine_config, search_options
 
     parser = argparse.ArgumentParser()
-    translate.add_decoding(parser)
+    add_decoding(parser)
     args = parser.parse_args(["--model", "m", "--stop", "k-finished", "--precision", "int8"])
-    given, opened = translate.search_options(args), translate.engine_config(args)
+    given, opened = search_options(args), engine_config(args)
     assert (given["stop"], opened.precision) == ("k-finished", "int8")
-    assert "stop" not in translate.search_options(parser.parse_args(["--model", "m"]))
+    assert "stop" not in search_options(parser.parse_args(["--model", "m"]))
     with pytest.raises(SystemExit):
         parser.parse_args(["--model", "m", "--stop", "early"])
 
@@ -198,20 +199,21 @@ def test_the_command_line_and_the_server_take_their_defaults_from_decode_config(
     as EngineConfig() says."""
     import argparse
 
-    from aiayn.commands import serve, translate
+    from aiayn.commands import evaluate, serve, translate
+    from aiayn.commands.options.engine import engine_config, search_options
     from aiayn.config import EngineConfig
     from aiayn.serve.request import TranslateRequest
 
     commands = argparse.ArgumentParser().add_subparsers(dest="command")
-    translate.add(commands)
-    serve.add(commands)
+    for module in (translate, evaluate, serve):
+        module.add(commands)
     for command in ("translate", "evaluate"):
         args = commands.choices[command].parse_args(["--model", "m"])
-        given = translate.search_options(args)
+        given = search_options(args)
         assert not set(given) & {"alpha", "length_penalty", "stop"}, command
         assert DecodeConfig(**given) == DecodeConfig(), command
     for command in ("translate", "evaluate", "serve"):
         args = commands.choices[command].parse_args(["--model", "m"])
-        assert translate.engine_config(args) == EngineConfig(), command
+        assert engine_config(args) == EngineConfig(), command
     request = TranslateRequest(text="a")
     assert (request.beam, request.nbest) == (DecodeConfig().beam, DecodeConfig().nbest)

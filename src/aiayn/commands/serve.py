@@ -7,7 +7,7 @@ import ipaddress
 import sys
 from pathlib import Path
 
-from aiayn.commands.translate import add_engine, add_length, engine_config, search_options
+from aiayn.commands.options.engine import add_engine, add_length, engine_config, search_options
 
 LOOPBACK_NAMES = ("localhost", "ip6-localhost", "ip6-loopback")
 
