@@ -177,6 +177,28 @@ def test_over_long_lines_follow_the_named_policy(run, tmp_path, capsys):
     assert "raise --max-input-tokens" in capsys.readouterr().err
 
 
+def test_src_lang_names_the_splitters_language_or_finds_it(run, tmp_path, capsys, monkeypatch):
+    """One flag for the source language: a code for the sentence splitter (default en), or auto,
+    which identifies each line's and splits by the language found most."""
+    import aiayn.documents
+
+    seen, real = [], aiayn.documents.translate_document
+
+    def spy(translator, text, fmt, cfg, options):
+        seen.append(options.language)
+        return real(translator, text, fmt, cfg, options)
+
+    monkeypatch.setattr(aiayn.documents, "translate_document", spy)
+    src = tmp_path / "in.txt"
+    src.write_text("Der alte Mann liest ein Buch. Der Hund sieht die Katze.\n\nDas Haus ist alt.\n")
+    argv = ["translate", "--model", str(run), "--input", str(src), "--format", "text"]
+    flags = ["--no-progress", "--beam", "1", "--max-len-b", "4"]
+    for given in (["--src-lang", "fr"], ["--src-lang", "auto"], []):
+        assert main([*argv, *flags, *given]) == 0
+    assert seen == ["fr", "de", "en"]
+    assert "source language (py3langid, per line): de 2 line(s)" in capsys.readouterr().err
+
+
 def test_the_stopping_rule_and_int8_on_the_command_line():
     import argparse
 

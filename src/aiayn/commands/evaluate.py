@@ -13,6 +13,7 @@ from aiayn.commands.options.decoding import add_decoding, describe
 from aiayn.commands.options.engine import engine_config, search_for, search_options
 from aiayn.commands.options.languages import add_tgt_lang
 from aiayn.commands.options.reading import read_lines
+from aiayn.commands.options.renamed import old_spelling
 from aiayn.data.casing import CASES, apply_case
 
 if TYPE_CHECKING:
@@ -28,8 +29,16 @@ def add(commands) -> None:
     add_decoding(e)
     e.add_argument("--data", type=Path, help="a prepared data directory")
     e.add_argument("--split", default="test", choices=["valid", "test"])
-    e.add_argument("--src", type=Path, help="or: a source file...")
-    e.add_argument("--ref", type=Path, nargs="+", help="...and one or more reference files")
+    src = e.add_argument("--src-file", type=Path, metavar="FILE", help="or: a source file...")
+    ref = e.add_argument(
+        "--ref-file",
+        type=Path,
+        nargs="+",
+        metavar="FILE",
+        help="...and one or more reference files",
+    )
+    old_spelling(e, "--src", src)
+    old_spelling(e, "--ref", ref)
     e.add_argument(
         "--case",
         choices=CASES,
@@ -71,15 +80,17 @@ def run_evaluate(args: argparse.Namespace) -> int:
     if args.data is not None:
         found = evaluate_split(args.data, args.split, translate, case=args.case)
         n, refs, scores = len(found.hypotheses), found.references, found.scores
-    elif args.src is not None and args.ref:
-        sources, references = read_lines(args.src), [read_lines(r) for r in args.ref]
+    elif args.src_file is not None and args.ref_file:
+        sources, references = read_lines(args.src_file), [read_lines(r) for r in args.ref_file]
         if args.case is not None:
             sources = [apply_case(line, args.case) for line in sources]
         hypotheses = translate(sources)
         n, refs = len(sources), len(references)
         scores = score(hypotheses, references, case_insensitive=args.case is not None)
     else:
-        raise ValueError("give --data DIR [--split test], or --src FILE --ref FILE [FILE ...]")
+        raise ValueError(
+            "give --data DIR [--split test], or --src-file FILE --ref-file FILE [FILE ...]"
+        )
     cased = f", sources {CASED[args.case]}" if args.case is not None else ""
     print(f"{n} sentences, {refs} reference(s), {describe(cfg)}{cased}")
     if cfg.beam > 1 and not cfg.sample:
@@ -101,7 +112,7 @@ def run_directions(args: argparse.Namespace, translator: Translator, cfg: Decode
     if not isinstance(translator, MultilingualTranslator):
         raise ValueError(
             f"--directions: {args.model} is a bilingual model (no <2xx> language tags); "
-            "evaluate it with --data DIR or --src/--ref"
+            "evaluate it with --data DIR or --src-file/--ref-file"
         )
     if args.n is not None and args.n < 1:
         raise ValueError(f"--n {args.n}: give 1 or more lines per direction")

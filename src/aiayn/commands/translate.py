@@ -11,7 +11,7 @@ from aiayn.commands.options.controls import add_controls, controls_of
 from aiayn.commands.options.decoding import add_decoding, describe
 from aiayn.commands.options.documents import add_document_options, wanted
 from aiayn.commands.options.engine import PAPER, engine_config, search_for, search_options
-from aiayn.commands.options.languages import add_src_lang, add_tgt_lang, report_sources
+from aiayn.commands.options.languages import add_src_lang, add_tgt_lang, source_language
 from aiayn.commands.options.reading import read_document, read_lines
 
 if TYPE_CHECKING:
@@ -53,18 +53,17 @@ def run_translate(args: argparse.Namespace) -> int:
     if controls is not None:
         if documents:
             raise ValueError(
-                "--prefix, --glossary and --suppress steer plain line mode; "
+                "--target-prefix, --glossary and --suppress steer plain line mode; "
                 "drop --format or --alignments"
             )
         controls.check_lines(len(lines))
     translator = open_translator(args.model, engine_config(args), tgt_lang=args.tgt_lang)
-    if args.src_lang == "auto":
-        report_sources(lines if text is None else text.splitlines(), translator, args.tgt_lang)
+    language = source_language(args, lines if text is None else text.splitlines(), translator)
     cfg, length = search_for(translator, given)
     print(f"search: {describe(cfg)}; {length}", file=sys.stderr)
     if documents:
         source = lines if text is None else text
-        return write_output(args, translate_document(args, translator, cfg, source))
+        return write_output(args, translate_document(args, translator, cfg, source, language))
     if cfg.nbest == 1:
         return write_output(args, lines_text(translator.translate(lines, cfg, controls)))
     return write_output(args, format_nbest(translator.nbest(lines, cfg, controls)))
@@ -75,8 +74,10 @@ def translate_document(
     translator: Translator,
     cfg: DecodeConfig,
     source: str | list[str],
+    language: str,
 ) -> str:
-    """The output for a document (`--format`), or for lines with their alignments."""
+    """The output for a document (`--format`), or for lines with their alignments; `language`
+    is the sentence splitter's."""
     from aiayn.config import EngineConfig
     from aiayn.documents import DocumentOptions
     from aiayn.documents import translate_document as translate_parsed
@@ -85,7 +86,7 @@ def translate_document(
 
     directory = model_directory(args.model, EngineConfig(engine=args.engine))
     options = DocumentOptions(
-        language=args.source_lang,
+        language=language,
         progress=not args.no_progress,
         choice=read_choice(directory),
         name="<stdin>" if args.input is None else str(args.input),

@@ -59,6 +59,12 @@ def check_limits(texts: list[str], req: TranslateRequest, limits: Limits) -> Non
             f"invalid request: need 1 <= nbest ({req.nbest}) <= beam "
             f"({req.beam}) <= {limits.max_beam}",
         )
+    if req.src_lang is not None:
+        raise HTTPException(
+            422,
+            'invalid request: "src_lang" is a document\'s language, for its sentence splitter: '
+            'give it with "format": text, markdown or html, or drop it',
+        )
 
 
 def check_document(req: TranslateRequest, limits: Limits) -> None:

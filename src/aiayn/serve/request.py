@@ -1,5 +1,6 @@
 """What `POST /translate` takes: the request as a pydantic model, whose fields the OpenAPI
-schema (`/openapi.json`) documents."""
+schema (`/openapi.json`) documents; the names are the command line's (`--target-prefix` is
+`target_prefix`, `--src-lang` is `src_lang`)."""
 
 from __future__ import annotations
 
@@ -39,6 +40,11 @@ class TranslateRequest(BaseModel):
         None,
         description="a multilingual model's output language (ISO 639-1, e.g. de; /health "
         "lists the model's languages); a bilingual model takes none",
+    )
+    src_lang: str | None = Field(
+        None,
+        description="a document's language (ISO 639-1, e.g. en) for its sentence splitter "
+        '(default en); only with a "format" other than lines',
     )
 
     def controls(self, n: int) -> Controls | None:

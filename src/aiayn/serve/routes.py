@@ -77,7 +77,9 @@ async def translate_document(req: TranslateRequest, s: Shared, b: Batcher) -> di
     """A request of one document, translated whole in the model thread."""
     check_document(req, s.limits)
     try:
-        return await b.in_model_thread(s.document, req.text, req.format, req.beam, req.tgt_lang)
+        return await b.in_model_thread(
+            s.document, req.text, req.format, req.beam, req.tgt_lang, req.src_lang
+        )
     except ValueError as err:  # e.g. a sentence over the input limit
         raise HTTPException(422, f"the document: {err}") from None
 

@@ -91,11 +91,16 @@ class Served:
         cross = maps.cross[-1].round(4).tolist()
         return {"source": maps.source, "target": maps.target_out, "cross": cross}
 
-    def document(self, text: str, fmt: DocumentFormat, beam: int, tgt: str | None) -> dict:
-        """A whole document, as `aiayn translate --format` gives it."""
+    def document(
+        self, text: str, fmt: DocumentFormat, beam: int, tgt: str | None, src: str | None
+    ) -> dict:
+        """A whole document, as `aiayn translate --format` gives it; `src` is the language of
+        its sentence splitter (None: DocumentOptions' default)."""
         from aiayn.documents import DocumentOptions, translate_document
 
         options = DocumentOptions(progress=False, name="the document")
+        if src is not None:
+            options = replace(options, language=src)
         into = for_language(self.translator, tgt, "tgt_lang")
         out, n = translate_document(into, text, fmt, self.search.replace(beam=beam), options)
         return {"document": out, "sentences": n}

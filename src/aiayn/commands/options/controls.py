@@ -1,5 +1,5 @@
 """A translation's controls on the command line: target prefixes, a glossary and suppressed
-words (docs/translation.md)."""
+words (docs/translation.md); the API's fields and `Controls`' have the same names."""
 
 from __future__ import annotations
 
@@ -8,19 +8,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aiayn.commands.options.reading import read_lines
+from aiayn.commands.options.renamed import old_spelling
 
 if TYPE_CHECKING:
     from aiayn.decode.controls.words import Controls
 
 
 def add_controls(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--prefix",
+    prefix = p.add_argument(
+        "--target-prefix",
         type=Path,
         metavar="FILE",
         help="one target prefix per input line (an empty line: none): each translation starts "
         "with it",
     )
+    old_spelling(p, "--prefix", prefix)
     p.add_argument(
         "--glossary",
         type=Path,
@@ -44,6 +46,7 @@ def controls_of(args: argparse.Namespace) -> Controls | None:
     if args.glossary_case and args.glossary is None:
         raise ValueError("--glossary-case needs --glossary FILE")
     glossary = Glossary.load(args.glossary, args.glossary_case) if args.glossary else None
-    prefixes = tuple(read_lines(args.prefix)) if args.prefix else None
-    found = Controls(prefixes, glossary, tuple(args.suppress), str(args.prefix))
+    prefix = args.target_prefix
+    prefixes = tuple(read_lines(prefix)) if prefix else None
+    found = Controls(prefixes, glossary, tuple(args.suppress), str(prefix))
     return found if found else None

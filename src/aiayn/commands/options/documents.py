@@ -22,7 +22,6 @@ def add_document_options(t: argparse.ArgumentParser) -> None:
         help="with --format lines: write 'translation ||| 0-0 1-2 ...' (source-target words, "
         "Moses format) read from cross-attention",
     )
-    t.add_argument("--source-lang", default="en", help="for the sentence splitter (ISO code)")
     t.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
 

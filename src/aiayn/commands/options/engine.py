@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from aiayn.config import (
@@ -74,10 +75,12 @@ def add_length(p: argparse.ArgumentParser) -> None:
     )
 
 
-def search_options(args: argparse.Namespace) -> dict[str, Any]:
+def search_options(args: argparse.Namespace, only: Collection[str] | None = None) -> dict[str, Any]:
     """The search settings given on the command line (checked now, before a model loads): the
-    length setting only where given, the others with their defaults."""
+    length setting only where given, the others with their defaults; with `only`, those."""
     names = {f.name for f in dataclasses.fields(DecodeConfig)}
+    if only is not None:
+        names &= set(only)
     given = {k: v for k, v in vars(args).items() if k in names and v is not None}
     DecodeConfig(**given)  # a bad combination is an error before the model loads
     return given
