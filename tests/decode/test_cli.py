@@ -239,3 +239,12 @@ def test_the_command_line_and_the_server_take_their_defaults_from_decode_config(
         assert engine_config(args) == EngineConfig(), command
     request = TranslateRequest(text="a")
     assert (request.beam, request.nbest) == (DecodeConfig().beam, DecodeConfig().nbest)
+
+
+def test_the_document_formats_have_one_home():
+    """--format and the API's "format" take config's DocumentFormat; aiayn.documents reads
+    exactly those (its readers, and lines)."""
+    from aiayn.config import DOCUMENT_FORMATS
+    from aiayn.documents import FORMATS
+
+    assert DOCUMENT_FORMATS == FORMATS
