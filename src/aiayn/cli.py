@@ -8,6 +8,8 @@ from collections.abc import Sequence
 
 from aiayn import __version__
 from aiayn.commands import (
+    average,
+    evaluate,
     export,
     import_,
     params,
@@ -21,6 +23,22 @@ from aiayn.commands import (
 )
 from aiayn.data.sources import DataError
 
+# One module per subcommand, in the order `aiayn --help` lists them: the pipeline, then helpers.
+COMMANDS = (
+    prepare,
+    train,
+    average,
+    tune,
+    translate,
+    evaluate,
+    plot,
+    serve,
+    params,
+    export,
+    import_,
+    vision,
+)
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -29,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"aiayn {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (prepare, train, tune, translate, plot, serve, params, export, import_, vision):
+    for module in COMMANDS:
         module.add(commands)
     return parser
 

@@ -23,7 +23,7 @@ def translate_controlled(
             extra += ["--glossary", str(tmp / "terms.tsv")]
         if prefix is not None:
             (tmp / "prefix.txt").write_text(prefix, encoding="utf-8")
-            extra += ["--prefix", str(tmp / "prefix.txt")]
+            extra += ["--target-prefix", str(tmp / "prefix.txt")]
         model = ["--model", str(f.run), "--input", str(tmp / "in.txt"), *extra, *flags]
         return aiayn(["translate", *model])
 

@@ -80,7 +80,7 @@ CASES = [
         "evaluate --directions with a bilingual model",
         argv_case("evaluate", "--model", "RUN", "--data", "DATA", "--directions", "all"),
         2,
-        ("--directions", "bilingual model", "--src/--ref"),
+        ("--directions", "bilingual model", "--src-file/--ref-file"),
     ),
     Case(
         "evaluate --directions --n 0",

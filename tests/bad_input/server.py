@@ -159,6 +159,12 @@ CASES = [
         422,
         ("beam: Input should be a valid integer",),
     ),
+    Case(
+        'serve: "src_lang" for lines, not a document',
+        serve_request('{"text": "The dog sees.", "src_lang": "en"}'),
+        422,
+        ('"src_lang" is a document\'s language', '"format": text, markdown or html'),
+    ),
     Case(  # found by schemathesis: FastAPI's own 400 "There was an error parsing the body"
         "serve: a JSON body in Latin-1",
         latin1_body,

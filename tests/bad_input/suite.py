@@ -16,6 +16,7 @@ from tests.bad_input import (
     multilingual_prepare,
     multilingual_train,
     readers,
+    renamed,
     server,
 )
 from tests.bad_input.kit import Case, Fixtures, Outcome, make_fixtures
@@ -32,6 +33,7 @@ CASES: list[Case] = [
     *multilingual_train.CASES,
     *multilingual_prepare.CASES,
     *casing.CASES,
+    *renamed.CASES,
 ]
 
 

@@ -177,17 +177,40 @@ def test_over_long_lines_follow_the_named_policy(run, tmp_path, capsys):
     assert "raise --max-input-tokens" in capsys.readouterr().err
 
 
+def test_src_lang_names_the_splitters_language_or_finds_it(run, tmp_path, capsys, monkeypatch):
+    """One flag for the source language: a code for the sentence splitter (default en), or auto,
+    which identifies each line's and splits by the language found most."""
+    import aiayn.documents
+
+    seen, real = [], aiayn.documents.translate_document
+
+    def spy(translator, text, fmt, cfg, options):
+        seen.append(options.language)
+        return real(translator, text, fmt, cfg, options)
+
+    monkeypatch.setattr(aiayn.documents, "translate_document", spy)
+    src = tmp_path / "in.txt"
+    src.write_text("Der alte Mann liest ein Buch. Der Hund sieht die Katze.\n\nDas Haus ist alt.\n")
+    argv = ["translate", "--model", str(run), "--input", str(src), "--format", "text"]
+    flags = ["--no-progress", "--beam", "1", "--max-len-b", "4"]
+    for given in (["--src-lang", "fr"], ["--src-lang", "auto"], []):
+        assert main([*argv, *flags, *given]) == 0
+    assert seen == ["fr", "de", "en"]
+    assert "source language (py3langid, per line): de 2 line(s)" in capsys.readouterr().err
+
+
 def test_the_stopping_rule_and_int8_on_the_command_line():
     import argparse
 
-    from aiayn.commands import translate
+    from aiayn.commands.options.decoding import add_decoding
+    from aiayn.commands.options.engine import engine_config, search_options
 
     parser = argparse.ArgumentParser()
-    translate.add_decoding(parser)
+    add_decoding(parser)
     args = parser.parse_args(["--model", "m", "--stop", "k-finished", "--precision", "int8"])
-    given, opened = translate.search_options(args), translate.engine_config(args)
+    given, opened = search_options(args), engine_config(args)
     assert (given["stop"], opened.precision) == ("k-finished", "int8")
-    assert "stop" not in translate.search_options(parser.parse_args(["--model", "m"]))
+    assert "stop" not in search_options(parser.parse_args(["--model", "m"]))
     with pytest.raises(SystemExit):
         parser.parse_args(["--model", "m", "--stop", "early"])
 
@@ -198,20 +221,30 @@ def test_the_command_line_and_the_server_take_their_defaults_from_decode_config(
     as EngineConfig() says."""
     import argparse
 
-    from aiayn.commands import serve, translate
+    from aiayn.commands import evaluate, serve, translate
+    from aiayn.commands.options.engine import engine_config, search_options
     from aiayn.config import EngineConfig
-    from aiayn.serve.app import TranslateRequest
+    from aiayn.serve.request import TranslateRequest
 
     commands = argparse.ArgumentParser().add_subparsers(dest="command")
-    translate.add(commands)
-    serve.add(commands)
+    for module in (translate, evaluate, serve):
+        module.add(commands)
     for command in ("translate", "evaluate"):
         args = commands.choices[command].parse_args(["--model", "m"])
-        given = translate.search_options(args)
+        given = search_options(args)
         assert not set(given) & {"alpha", "length_penalty", "stop"}, command
         assert DecodeConfig(**given) == DecodeConfig(), command
     for command in ("translate", "evaluate", "serve"):
         args = commands.choices[command].parse_args(["--model", "m"])
-        assert translate.engine_config(args) == EngineConfig(), command
+        assert engine_config(args) == EngineConfig(), command
     request = TranslateRequest(text="a")
     assert (request.beam, request.nbest) == (DecodeConfig().beam, DecodeConfig().nbest)
+
+
+def test_the_document_formats_have_one_home():
+    """--format and the API's "format" take config's DocumentFormat; aiayn.documents reads
+    exactly those (its readers, and lines)."""
+    from aiayn.config import DOCUMENT_FORMATS
+    from aiayn.documents import FORMATS
+
+    assert DOCUMENT_FORMATS == FORMATS

@@ -103,7 +103,7 @@ def test_the_command_line_takes_a_prefix_file_a_glossary_and_suppressed_words(
         "--output",
         str(out),
     ]
-    assert main(["translate", *model, "--prefix", str(tmp_path / "prefix.txt")]) == 0
+    assert main(["translate", *model, "--target-prefix", str(tmp_path / "prefix.txt")]) == 0
     prefixes = ("Der Hund", "", "", "Eine")
     assert out.read_text(encoding="utf-8").splitlines() == translator.translate(
         LINES, SEARCH, Controls(target_prefix=prefixes)

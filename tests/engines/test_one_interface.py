@@ -69,7 +69,7 @@ def test_translate_and_evaluate_give_the_python_apis_lines(engine, models, lines
     ]
 
     src, ref = str(tmp_path / "src.txt"), str(tmp_path / "ref.txt")
-    assert main(["evaluate", *model, "--src", src, "--ref", ref]) == 0
+    assert main(["evaluate", *model, "--src-file", src, "--ref-file", ref]) == 0
     assert f"BLEU {score(expected, [refs]).bleu:.2f} " in capsys.readouterr().out
 
 

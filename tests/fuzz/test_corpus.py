@@ -11,7 +11,7 @@ from pathlib import Path
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from aiayn.commands.translate import read_lines
+from aiayn.commands.options.reading import read_lines
 from aiayn.data.clean import CleanReport
 from aiayn.data.prepare.corpus import check_encoding
 from aiayn.data.sources import count_lines, read_tsv, read_two_files

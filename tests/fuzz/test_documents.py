@@ -9,7 +9,7 @@ import re
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from aiayn.commands.document import read_document
+from aiayn.commands.options.reading import read_document
 from aiayn.config import DecodeConfig
 from aiayn.documents import DocumentOptions, translate_document
 from aiayn.documents.segment import LETTER

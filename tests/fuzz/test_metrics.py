@@ -10,7 +10,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from aiayn import layout
-from aiayn.commands.train import forget_metrics_after
+from aiayn.commands.options.runs import forget_metrics_after
 from aiayn.plot import metrics_figure
 from aiayn.train.metrics import read_metrics
 from aiayn.train.recovery import last_good

@@ -133,6 +133,6 @@ def test_documents_and_evaluate_take_the_language(multilingual_model, tmp_path, 
     src, ref = tmp_path / "src.txt", tmp_path / "ref.txt"
     src.write_text("The dog sees the cat.\n", encoding="utf-8")
     ref.write_text("Le chien voit le chat.\n", encoding="utf-8")
-    evaluate = ["evaluate", *model, "--src", str(src), "--ref", str(ref)]
+    evaluate = ["evaluate", *model, "--src-file", str(src), "--ref-file", str(ref)]
     assert main([*evaluate, "--tgt-lang", "fr"]) == 0
     assert "chrF" in capsys.readouterr().out

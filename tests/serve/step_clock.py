@@ -18,5 +18,5 @@ def step_clock() -> Iterator[None]:
         return ticks.now
 
     clock = SimpleNamespace(monotonic=monotonic)
-    with mock.patch("aiayn.decode.rules.time", clock), mock.patch("aiayn.serve.app.time", clock):
+    with mock.patch("aiayn.decode.rules.time", clock), mock.patch("aiayn.serve.served.time", clock):
         yield

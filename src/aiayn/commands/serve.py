@@ -7,7 +7,13 @@ import ipaddress
 import sys
 from pathlib import Path
 
-from aiayn.commands.translate import add_engine, add_length, engine_config, search_options
+from aiayn.commands.options.engine import (
+    LENGTH_OPTIONS,
+    add_engine,
+    add_length,
+    engine_config,
+    search_options,
+)
 
 LOOPBACK_NAMES = ("localhost", "ip6-localhost", "ip6-loopback")
 
@@ -53,15 +59,15 @@ def add_network(s: argparse.ArgumentParser) -> None:
     )
     s.add_argument(
         "--max-output-tokens",
-        dest="budget_tokens",
         type=int,
+        metavar="N",
         default=512,
         help="per text: a cap on the output length (the paper's input length + 50)",
     )
     s.add_argument(
         "--max-seconds",
-        dest="budget_seconds",
         type=float,
+        metavar="SECONDS",
         default=10.0,
         help="per request: the search stops past it and the request gets 422",
     )
@@ -75,12 +81,12 @@ def check_numbers(args: argparse.Namespace) -> None:
             ("--max-chars", args.max_chars),
             ("--max-texts", args.max_texts),
             ("--max-pending", args.max_pending),
-            ("--max-output-tokens", args.budget_tokens),
+            ("--max-output-tokens", args.max_output_tokens),
         )
         if value < 1
     ]
-    if not args.budget_seconds > 0:
-        problems.append(f"--max-seconds {args.budget_seconds:g}: give a positive number")
+    if not args.max_seconds > 0:
+        problems.append(f"--max-seconds {args.max_seconds:g}: give a positive number")
     if args.wait_ms < 0:
         problems.append(f"--wait-ms {args.wait_ms:g}: give 0 or more")
     if problems:
@@ -123,12 +129,12 @@ def run_serve(args: argparse.Namespace) -> int:
     limits = Limits(
         max_chars=args.max_chars,
         max_texts=args.max_texts,
-        max_output_tokens=args.budget_tokens,
-        max_seconds=args.budget_seconds,
+        max_output_tokens=args.max_output_tokens,
+        max_seconds=args.max_seconds,
         max_pending=args.max_pending,
         rate=rate,
     )
-    given = search_options(args)
+    given = search_options(args, only=LENGTH_OPTIONS)  # the limits are the server's own
     app = create_app(args.model, limits, args.wait_ms, engine_config(args), given, keys)
     print(
         f"API keys: {len(keys) or 'none'}; rate limit: {rate or 'none'}; budget per request: "

@@ -1,4 +1,4 @@
-"""`aiayn train` (the paper's recipe; under torchrun, DDP) and `aiayn average`."""
+"""`aiayn train`: the paper's recipe on a prepared data directory; under torchrun, DDP."""
 
 from __future__ import annotations
 
@@ -6,8 +6,16 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from aiayn.commands.options.runs import forget_metrics_after
 from aiayn.config import PRECISIONS, PRESETS, RECIPES
+
+if TYPE_CHECKING:
+    from aiayn.config import ModelConfig, TrainConfig
+    from aiayn.layout import Checkpoint
+    from aiayn.train.distributed import Distributed
+    from aiayn.train.run_dir import RunDir
 
 
 def add(commands) -> None:
@@ -49,14 +57,6 @@ def add(commands) -> None:
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(run=run_train)
 
-    a = commands.add_parser(
-        "average", help="average the last checkpoints of a run (the paper's final model)"
-    )
-    a.add_argument("run_dir", type=Path, metavar="RUN")
-    a.add_argument("--last", type=int, default=5, help="how many (paper: 5 base, 20 big)")
-    a.add_argument("--out", type=Path, required=True, help="model directory to write")
-    a.set_defaults(run=run_average)
-
 
 def flag_overrides(args: argparse.Namespace) -> list[str]:
     """The explicit flags, as --set items."""
@@ -69,58 +69,12 @@ def run_train(args: argparse.Namespace) -> int:
 
     if getattr(args, "own_process", False):
         restart_with_tcmalloc(sys.orig_argv)  # tcmalloc, where installed (train/host_memory.py)
-    from aiayn import layout
-    from aiayn.config import preset, recipe
-    from aiayn.config.overrides import apply_overrides
-    from aiayn.data.data_dir import DataDir
-    from aiayn.train import checkpoint as ckpt
-    from aiayn.train.distributed import Distributed, restarts
-    from aiayn.train.run_dir import check_same_run, create_run, open_run, save_train_config
-    from aiayn.train.trainer import Trainer, TrainingError
+    from aiayn.train.distributed import Distributed
+    from aiayn.train.trainer import TrainingError
 
     dist = Distributed.from_env(args.device)
-    overrides = [*args.set, *flag_overrides(args)]
-    # Restarted by torchrun (--max-restarts): the same command goes on from its checkpoints.
-    elastic = not args.resume and restarts() > 0 and (args.out / layout.RUN_CONFIG).is_file()
     try:
-        resuming = (args.resume or elastic) and (args.out / layout.RUN_CONFIG).is_file()
-        if args.resume and not resuming:
-            no_run = f"--resume: {args.out} holds no run to resume (no run.json)"
-            if args.data is None:
-                raise ValueError(f"{no_run}; check --out, or add --data DIR to start a new run")
-            if dist.is_main:
-                print(f"{no_run}: starting a new run there", file=sys.stderr)
-        if resuming:
-            run, model_cfg, train_cfg = open_run(args.out, args.data)
-            if args.data is not None and dist.is_main:
-                print(f"data: {run.data.root}", file=sys.stderr)
-            if elastic:  # the run there must be the one this command would start
-                check_same_run(run, model_cfg, train_cfg, asked_for(args, run, overrides))
-            changed, train_cfg = apply_overrides(model_cfg, train_cfg, overrides)
-            if changed != model_cfg:
-                raise ValueError("a resumed run keeps its model; --set only training settings")
-        else:
-            if args.data is None:
-                raise ValueError("--data is required for a new run")
-            data = DataDir.open(args.data)  # once: the run, the trainer and validation share it
-            model_cfg = preset(args.preset, vocab_size=data.meta.vocab_size)
-            model_cfg, train_cfg = apply_overrides(model_cfg, recipe(args.recipe), overrides)
-            run = create_run(args.out, data, model_cfg, train_cfg, write=dist.is_main)
-        dist.barrier()
-        trainer = Trainer(model_cfg, train_cfg, run, dist, progress=not args.no_progress)
-        last = resume_point(run.root, dist.is_main) if resuming else None
-        if last is not None:
-            trainer.resume(last.path)
-            if dist.is_main:
-                ckpt.clean_up(run.root, train_cfg.keep_last)
-                print(f"resumed from {last.path} (step {last.step})", file=sys.stderr)
-        if resuming and dist.is_main:  # nothing logged twice: what came after is done again
-            forget_metrics_after(run.root, last.step if last is not None else 0)
-        if elastic and dist.is_main:
-            print(f"torchrun restart {restarts()}: the run goes on by itself", file=sys.stderr)
-        if resuming and dist.is_main:  # recorded once the checkpoint accepted the settings
-            save_train_config(run, train_cfg)
-        summary = trainer.train()
+        summary = train_run(args, dist)
     except TrainingError as err:
         print(f"aiayn train: stopped: {err}", file=sys.stderr)
         return 3
@@ -131,7 +85,78 @@ def run_train(args: argparse.Namespace) -> int:
     return 0
 
 
-def asked_for(args: argparse.Namespace, run, overrides: list[str]):
+def train_run(args: argparse.Namespace, dist: Distributed) -> dict[str, Any]:
+    """Open the run in --out (resumed, or new), bring its trainer to its latest checkpoint, and
+    train; the summary."""
+    from aiayn import layout
+    from aiayn.train import checkpoint as ckpt
+    from aiayn.train.distributed import restarts
+    from aiayn.train.run_dir import save_train_config
+    from aiayn.train.trainer import Trainer
+
+    # Restarted by torchrun (--max-restarts): the same command goes on from its checkpoints.
+    elastic = not args.resume and restarts() > 0 and (args.out / layout.RUN_CONFIG).is_file()
+    resuming = (args.resume or elastic) and (args.out / layout.RUN_CONFIG).is_file()
+    if args.resume and not resuming:
+        no_run = f"--resume: {args.out} holds no run to resume (no run.json)"
+        if args.data is None:
+            raise ValueError(f"{no_run}; check --out, or add --data DIR to start a new run")
+        if dist.is_main:
+            print(f"{no_run}: starting a new run there", file=sys.stderr)
+    run, model_cfg, train_cfg = open_run_for(args, dist, resuming, elastic)
+    dist.barrier()
+    trainer = Trainer(model_cfg, train_cfg, run, dist, progress=not args.no_progress)
+    last = resume_point(run.root, dist.is_main) if resuming else None
+    if last is not None:
+        trainer.resume(last.path)
+        if dist.is_main:
+            ckpt.clean_up(run.root, train_cfg.keep_last)
+            print(f"resumed from {last.path} (step {last.step})", file=sys.stderr)
+    if resuming and dist.is_main:  # nothing logged twice: what came after is done again
+        forget_metrics_after(run.root, last.step if last is not None else 0)
+    if elastic and dist.is_main:
+        print(f"torchrun restart {restarts()}: the run goes on by itself", file=sys.stderr)
+    if resuming and dist.is_main:  # recorded once the checkpoint accepted the settings
+        save_train_config(run, train_cfg)
+    return trainer.train()
+
+
+def open_run_for(
+    args: argparse.Namespace, dist: Distributed, resuming: bool, elastic: bool
+) -> tuple[RunDir, ModelConfig, TrainConfig]:
+    """The run and its settings: the one in --out with --set's training settings over its own,
+    or a new one from --data, the preset, the recipe and --set."""
+    from aiayn.config import preset, recipe
+    from aiayn.config.overrides import apply_overrides
+    from aiayn.data.data_dir import DataDir
+    from aiayn.train.run_dir import check_same_run, create_run, open_run
+
+    overrides = [*args.set, *flag_overrides(args)]
+    if resuming:
+        run, model_cfg, train_cfg = open_run(args.out, args.data)
+        if args.data is not None and dist.is_main:
+            print(f"data: {run.data.root}", file=sys.stderr)
+        if elastic:  # the run there must be the one this command would start
+            check_same_run(run, model_cfg, train_cfg, asked_for(args, run, overrides))
+        changed, train_cfg = apply_overrides(model_cfg, train_cfg, overrides)
+        if changed != model_cfg:
+            raise ValueError("a resumed run keeps its model; --set only training settings")
+        return run, model_cfg, train_cfg
+    if args.data is None:
+        raise ValueError("--data is required for a new run")
+    data = DataDir.open(args.data)  # once: the run, the trainer and validation share it
+    model_cfg = preset(args.preset, vocab_size=data.meta.vocab_size)
+    model_cfg, train_cfg = apply_overrides(model_cfg, recipe(args.recipe), overrides)
+    return (
+        create_run(args.out, data, model_cfg, train_cfg, write=dist.is_main),
+        model_cfg,
+        train_cfg,
+    )
+
+
+def asked_for(
+    args: argparse.Namespace, run: RunDir, overrides: list[str]
+) -> tuple[ModelConfig, TrainConfig]:
     """The (model, training) settings the command line gives for a new run on its data."""
     from aiayn.config import preset, recipe
     from aiayn.config.overrides import apply_overrides
@@ -140,7 +165,7 @@ def asked_for(args: argparse.Namespace, run, overrides: list[str]):
     return apply_overrides(model, recipe(args.recipe), overrides)
 
 
-def resume_point(run: Path, is_main: bool):
+def resume_point(run: Path, is_main: bool) -> Checkpoint | None:
     """The newest intact checkpoint. Newer damaged ones are named (with why) and set aside
     under another name, kept for a look but no longer counted among the last `keep_last`."""
     from aiayn.train.recovery import newest_intact, set_aside
@@ -159,47 +184,3 @@ def resume_point(run: Path, is_main: bool):
             "start a new run in another --out"
         )
     return found
-
-
-def forget_metrics_after(run: Path, step: int) -> None:
-    """Drop metrics logged after the checkpoint a run resumes from: they will be logged again."""
-    from aiayn.files import atomic_write
-    from aiayn.layout import METRICS_FILE
-    from aiayn.train.metrics import read_metrics
-
-    kept = [r for r in read_metrics(run) if r["step"] <= step]
-    text = "".join(json.dumps(r) + "\n" for r in kept)
-    atomic_write(run / METRICS_FILE, lambda tmp: tmp.write_text(text, encoding="utf-8"))
-
-
-def run_average(args: argparse.Namespace) -> int:
-    from aiayn import layout
-    from aiayn.train import checkpoint as ckpt
-
-    if args.last < 1:
-        raise ValueError(f"--last {args.last}: give how many checkpoints to average (1 or more)")
-    found = layout.list_checkpoints(args.run_dir)
-    if not found:
-        raise FileNotFoundError(f"{args.run_dir}: no step checkpoints to average")
-    chosen = found[-args.last :]
-    ckpt.average_checkpoints([c.path for c in chosen], args.out)
-    steps = ", ".join(str(c.step) for c in chosen)
-    print(f"averaged {len(chosen)} checkpoints (steps {steps}) into {args.out}")
-    carry_run_search(args.run_dir, args.out)
-    return 0
-
-
-def carry_run_search(run: Path, out: Path) -> None:
-    """The run's length setting (chosen for its best model when it closed) carried to a new
-    average of its checkpoints, and said so; `aiayn tune` chooses one for the average itself."""
-    from aiayn import layout
-    from aiayn.evaluate.tuned import carry_tuned
-
-    for source in (layout.best_dir(run), layout.averaged_dir(run)):
-        if carry_tuned(source, out, note=f"the run's model in {source}"):
-            print(
-                f"length setting: carried from {source / layout.SEARCH_FILE}; `aiayn tune {out} "
-                "--data DATA` chooses one for this average"
-            )
-            return
-    print(f"length setting: the paper's ({run} has none stored; `aiayn tune {out}` chooses one)")

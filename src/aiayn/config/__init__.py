@@ -8,12 +8,14 @@ command line's `--set key=value`. The names below are the package's front door.
 from aiayn.config.base import FrozenConfig
 from aiayn.config.decode import (
     DECODE_PRECISIONS,
+    DOCUMENT_FORMATS,
     ENGINES,
     LENGTH_PENALTIES,
     STOP_RULES,
     TOO_LONG_POLICIES,
     DecodeConfig,
     DecodePrecision,
+    DocumentFormat,
     Engine,
     EngineConfig,
     LengthPenalty,
@@ -26,6 +28,7 @@ from aiayn.config.train import PRECISIONS, RECIPES, Precision, TrainConfig, reci
 __all__ = [
     "ACTIVATIONS",
     "DECODE_PRECISIONS",
+    "DOCUMENT_FORMATS",
     "ENGINES",
     "LENGTH_PENALTIES",
     "PRECISIONS",
@@ -36,6 +39,7 @@ __all__ = [
     "Activation",
     "DecodeConfig",
     "DecodePrecision",
+    "DocumentFormat",
     "Engine",
     "EngineConfig",
     "FrozenConfig",

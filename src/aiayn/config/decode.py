@@ -18,6 +18,9 @@ DecodePrecision = Literal["fp32", "bf16", "int8"]  # int8: dynamic int8 linear l
 DECODE_PRECISIONS: tuple[DecodePrecision, ...] = get_args(DecodePrecision)
 Engine = Literal["aiayn", "ctranslate2", "onnx"]  # our model; exported for CTranslate2 or ONNX
 ENGINES: tuple[Engine, ...] = get_args(Engine)
+# What a translation reads: a sentence per line, or one whole document (aiayn.documents)
+DocumentFormat = Literal["lines", "text", "markdown", "html"]
+DOCUMENT_FORMATS: tuple[DocumentFormat, ...] = get_args(DocumentFormat)
 
 
 @dataclass(frozen=True)

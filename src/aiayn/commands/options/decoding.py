@@ -1,0 +1,56 @@
+"""The search's flags, shared by translate and evaluate: their defaults are DecodeConfig's."""
+
+from __future__ import annotations
+
+import argparse
+
+from aiayn.commands.options.engine import PAPER, add_engine, add_length
+from aiayn.config import TOO_LONG_POLICIES, DecodeConfig
+
+COMPILE_HELP = (
+    "run the decoder step compiled ahead of time (CPU; 3x faster at batch 1): the first use of "
+    "a beam size compiles for about 20 s, kept on disk for later runs; with --precision int8 "
+    "the weights are int8 and the activations bf16"
+)
+
+
+def add_decoding(p: argparse.ArgumentParser) -> None:
+    """The model, the search and its limits."""
+    add_engine(p, COMPILE_HELP)
+    p.add_argument(
+        "--beam", type=int, default=PAPER.beam, help=f"beam size (paper: {PAPER.beam}); 1 = greedy"
+    )
+    add_length(p)
+    p.add_argument(
+        "--no-repeat-ngram",
+        type=int,
+        default=PAPER.no_repeat_ngram,
+        metavar="N",
+        help="no n-gram of N pieces twice in an output (fairseq's, Hugging Face's); 0 = off",
+    )
+    p.add_argument(
+        "--max-len-a", type=float, default=PAPER.max_len_a, help="output limit a*source+b"
+    )
+    p.add_argument("--max-len-b", type=int, default=PAPER.max_len_b)
+    p.add_argument(
+        "--max-tokens", type=int, default=PAPER.max_tokens, help="source tokens per batch"
+    )
+    p.add_argument(
+        "--max-input-tokens",
+        type=int,
+        default=PAPER.max_input_tokens,
+        help="longest input line, in pieces (see --too-long)",
+    )
+    p.add_argument(
+        "--too-long",
+        choices=TOO_LONG_POLICIES,
+        default=PAPER.too_long,
+        help="what to do with a longer line (each one is named in a warning)",
+    )
+
+
+def describe(cfg: DecodeConfig) -> str:
+    """The search in a few words: "beam 4", "greedy", "sampling"; and n-gram blocking."""
+    search = "sampling" if cfg.sample else "greedy" if cfg.beam == 1 else f"beam {cfg.beam}"
+    blocked = f", no repeated {cfg.no_repeat_ngram}-gram" if cfg.no_repeat_ngram else ""
+    return search + blocked

@@ -1,0 +1,106 @@
+"""What the endpoints share, as one explicit object: the model (opened, and run, in its own
+thread), its search, the languages it has, and the limits; and the calls the endpoints make
+in the model thread."""
+
+from __future__ import annotations
+
+import sys
+import time
+from concurrent.futures import Executor
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from aiayn.config import DecodeConfig, DocumentFormat, EngineConfig
+from aiayn.decode.controls.words import Controls
+from aiayn.engines import Alternative, Translation, Translator, open_translator
+from aiayn.engines.languages import for_language, model_languages
+from aiayn.serve.limits import Limits
+from aiayn.serve.request import PAPER, TranslateRequest
+
+LENGTH_FIELDS = ("alpha", "length_penalty", "stop")  # what /health says of the search
+
+
+@dataclass(frozen=True)
+class Served:
+    model_dir: str | Path
+    translator: Translator
+    search: DecodeConfig  # the model's tuned search (else the paper's), the server's over it
+    origin: str  # where its length setting comes from, in words
+    languages: list[str]  # a multilingual model's target languages; [] for a bilingual one
+    limits: Limits
+
+    @classmethod
+    def open(
+        cls,
+        model_dir: str | Path,
+        limits: Limits,
+        engine: EngineConfig,
+        search_options: dict[str, Any],
+        thread: Executor,
+    ) -> Served:
+        """The model loaded in the thread that runs it (batcher.py), its compiled steps (with
+        --compile) built before the first request, not during one; the search said on stderr."""
+        translator = thread.submit(open_translator, model_dir, engine).result()
+        thread.submit(translator.warm_up, [1, PAPER.beam]).result()
+        search = translator.default_search.overridden(search_options)
+        origin = "set when the server started" if search_options else translator.search_origin
+        print(
+            f"search: beam {search.beam}, {search.length_penalty} alpha {search.alpha:g}, stop "
+            f"{search.stop} ({origin})",
+            file=sys.stderr,
+        )
+        return cls(model_dir, translator, search, origin, model_languages(translator), limits)
+
+    def budgeted(self, beam: int, nbest: int) -> DecodeConfig:
+        """The search within the budget: at most max_output_tokens per text, and a deadline
+        max_seconds from now (checked once per output step)."""
+        deadline = time.monotonic() + self.limits.max_seconds
+        return self.search.replace(
+            max_output_tokens=self.limits.max_output_tokens,
+            beam=beam,
+            nbest=nbest,
+            deadline=deadline,
+        )
+
+    def translate(self, texts: list[str], beam: int, nbest: int) -> list[list[Translation]]:
+        """One model call of the batcher, within the budget."""
+        return self.translator.nbest(texts, self.budgeted(beam, nbest))
+
+    def steered(
+        self, texts: list[str], req: TranslateRequest, controls: Controls | None
+    ) -> tuple[list[list[Translation]], list[list[Alternative]]]:
+        """A request with controls or alternatives, on its own (its batch mates would need
+        the same controls): its n-best lists and each text's alternatives."""
+        cfg = self.budgeted(req.beam, req.nbest)
+        found = self.translator.nbest(texts, cfg, controls)
+        alts = []
+        for i, text in enumerate(texts if req.alternatives else []):
+            one = (
+                replace(controls, target_prefix=(controls.target_prefix[i],))
+                if (controls and controls.target_prefix is not None)
+                else controls
+            )
+            alts.append(self.translator.alternatives(text, req.alternatives, cfg, one))
+        return found, alts
+
+    def attention(self, text: str, found: Translation) -> dict:
+        """The last layer's cross-attention (heads' mean) over the translation found: one
+        teacher-forced pass, not a second search."""
+        maps = self.translator.attention(text, found)
+        cross = maps.cross[-1].round(4).tolist()
+        return {"source": maps.source, "target": maps.target_out, "cross": cross}
+
+    def document(
+        self, text: str, fmt: DocumentFormat, beam: int, tgt: str | None, src: str | None
+    ) -> dict:
+        """A whole document, as `aiayn translate --format` gives it; `src` is the language of
+        its sentence splitter (None: DocumentOptions' default)."""
+        from aiayn.documents import DocumentOptions, translate_document
+
+        options = DocumentOptions(progress=False, name="the document")
+        if src is not None:
+            options = replace(options, language=src)
+        into = for_language(self.translator, tgt, "tgt_lang")
+        out, n = translate_document(into, text, fmt, self.search.replace(beam=beam), options)
+        return {"document": out, "sentences": n}
