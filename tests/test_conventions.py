@@ -121,3 +121,33 @@ def test_a_long_function_is_caught():
     body = "".join(f"    x{i} = {i}\n" for i in range(MAX_FUNCTION_LINES))
     tree = ast.parse(f"def f():\n{body}")
     assert long_functions("m", tree) == {"m:f": MAX_FUNCTION_LINES + 1}
+
+
+def lab_imports(tree: ast.Module, lab: set[str]) -> list[str]:
+    """Imports of a module that lives in benchmarks/ or experiments/ (by its name)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
+        found += [n for n in names if n.split(".")[0] in lab]
+    return found
+
+
+def test_the_tests_import_nothing_from_the_benchmarks_or_the_archive():
+    """benchmarks/ and experiments/ may change at any time (STYLE 16): what tests share with
+    them lives in harness/."""
+    root = PACKAGE.parents[1]
+    lab = {"benchmarks", "experiments"} | {
+        p.stem for folder in ("benchmarks", "experiments") for p in (root / folder).rglob("*.py")
+    }
+    found = {
+        str(p.relative_to(root)): bad
+        for p in (root / "tests").rglob("*.py")
+        if (bad := lab_imports(ast.parse(p.read_text(encoding="utf-8")), lab))
+    }
+    assert not found, found
+    assert lab_imports(ast.parse("from decode_bench import machine_cpu\n"), lab)
