@@ -10,9 +10,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from aiayn import layout
-from aiayn.commands.options.runs import forget_metrics_after
 from aiayn.plot import metrics_figure
-from aiayn.train.metrics import read_metrics
+from aiayn.train.metrics import forget_metrics_after, read_metrics
 from aiayn.train.recovery import last_good
 from tests.fuzz.conftest import FUZZ
 from tests.fuzz.mutate import edited_json, mutated, no_leftovers, read_or_refuse, scratch

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aiayn.commands.options.runs import forget_metrics_after
 from aiayn.config import PRECISIONS, PRESETS, RECIPES
+from aiayn.train.metrics import forget_metrics_after
 
 if TYPE_CHECKING:
     from aiayn.config import ModelConfig, TrainConfig

@@ -91,7 +91,7 @@ def run_train(args: argparse.Namespace) -> int:
     trainer = VisionTrainer(model_cfg, train_cfg, args.out, progress=not args.no_progress)
     last = layout.latest(args.out) if args.resume else None
     if last is not None:
-        from aiayn.commands.options.runs import forget_metrics_after
+        from aiayn.train.metrics import forget_metrics_after
 
         trainer.resume(last.path)
         forget_metrics_after(args.out, last.step)

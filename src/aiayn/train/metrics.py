@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from aiayn.files import atomic_write
 from aiayn.layout import METRICS_FILE
 
 # exp(50) ~ 5e21: far above any perplexity worth reading, and far below float overflow (exp(710))
@@ -81,6 +82,14 @@ def read_metrics(run: Path) -> list[dict[str, Any]]:
 
 # What every record holds, and the numbers a record may hold (the plots and checks read them).
 NUMBERS = ("time", "loss", "lr", "bleu", "chrf", "tokens_per_s")
+
+
+def forget_metrics_after(run: Path, step: int) -> None:
+    """Drop metrics logged after the checkpoint a run resumes from (`aiayn train --resume`,
+    `aiayn vision train --resume`): they will be logged again."""
+    kept = [r for r in read_metrics(run) if r["step"] <= step]
+    text = "".join(json.dumps(r) + "\n" for r in kept)
+    atomic_write(Path(run) / METRICS_FILE, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
 def _record(line: str) -> dict[str, Any]:
