@@ -206,7 +206,7 @@ def test_collate_pads_and_shifts(tsv_dir):
 
 def test_bpe_sample_is_seeded(tmp_path):
     corpus = write_tsv(tmp_path / "c.tsv", synthetic_pairs(800, seed=6))
-    options = dict(corpus=str(corpus), bpe_max_sentences=300, **SMALL)  # samples 300 of ~1500
+    options = dict(corpus=str(corpus), bpe_sentences=300, **SMALL)  # samples 300 of ~1500
     prepare(PrepareOptions(out=tmp_path / "a", **options))
     prepare(PrepareOptions(out=tmp_path / "b", **options))
 

@@ -12,7 +12,7 @@ from torch import Tensor
 
 from aiayn.config import ModelConfig
 from aiayn.decode.protocols import DecodingModel
-from aiayn.model.transformer import Decoded
+from aiayn.model.outputs import Decoded
 
 PAD, BOS, EOS, A, B = 0, 1, 2, 3, 4
 V = 5

@@ -9,7 +9,7 @@ from aiayn.config import DecodeConfig
 from aiayn.decode.beam import beam_search, length_penalty
 from aiayn.decode.greedy import greedy_decode, greedy_hypotheses
 from aiayn.evaluate.search_grid import grid_search
-from aiayn.model.transformer import Decoded
+from aiayn.model.outputs import Decoded
 from tests.conftest import seeded
 from tests.decode.test_search_grid import GRID, own_searches
 from tests.train.test_learns import reverse_batch, train_reversal

@@ -9,7 +9,7 @@ import torch
 from aiayn.config import DecodeConfig
 from aiayn.decode.beam import beam_search
 from aiayn.decode.controls.steering import SentenceControls
-from aiayn.model.transformer import Decoded
+from aiayn.model.outputs import Decoded
 from tests.conftest import padded_batch, perturb_vectors, tiny_model
 from tests.decode.scripted import EOS, PrefixCache, ScriptedModel
 

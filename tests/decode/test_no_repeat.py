@@ -11,7 +11,7 @@ from aiayn.decode.beam import beam_search
 from aiayn.decode.greedy import greedy_decode
 from aiayn.decode.rules import block_repeats
 from aiayn.decode.sampling import Sampler
-from aiayn.model.transformer import Decoded
+from aiayn.model.outputs import Decoded
 from tests.decode.scripted import CFG, EOS, PrefixCache, ScriptedModel, V
 
 A, B = 3, 4

@@ -37,7 +37,7 @@ def test_finished_rows_leave_the_batch_in_few_reorders():
     (8 -> 4 -> 2 -> 1 rows), and every row still ends at its own eos."""
     from aiayn.config import DecodeConfig
     from aiayn.decode.greedy import greedy_decode
-    from aiayn.model.transformer import Decoded
+    from aiayn.model.outputs import Decoded
     from tests.decode.scripted import CFG, EOS, A, PrefixCache
 
     reorders = []

@@ -6,7 +6,7 @@ import torch
 from aiayn.config import DecodeConfig
 from aiayn.decode.beam import beam_search
 from aiayn.evaluate.search_grid import LengthSetting, grid_search
-from aiayn.model.transformer import Decoded
+from aiayn.model.outputs import Decoded
 from tests.conftest import padded_batch, tiny_model
 from tests.decode.scripted import ScriptedModel
 

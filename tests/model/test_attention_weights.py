@@ -72,5 +72,5 @@ def test_weights_path_computes_the_same_outputs_as_the_fused_kernel(norm_first):
     tgt_in = padded_batch([7, 3], model.cfg, seed=6, start_with_bos=True)
     with torch.no_grad():
         encoded = model.encode(src, need_weights=True)
-        decoded = model.decode(tgt_in, encoded, need_weights=True)
+        decoded = model.decode_with_weights(tgt_in, encoded)
         torch.testing.assert_close(decoded.logits, model(src, tgt_in), rtol=0, atol=1e-5)

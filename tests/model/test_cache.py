@@ -99,7 +99,7 @@ def test_an_all_padding_source_gives_finite_outputs_on_both_attention_paths():
     with torch.no_grad():
         fused = model(src, tgt_in)
         encoded = model.encode(src, need_weights=True)
-        explicit = model.decode(tgt_in, encoded, need_weights=True)
+        explicit = model.decode_with_weights(tgt_in, encoded)
     assert torch.isfinite(fused).all() and torch.isfinite(explicit.logits).all()
     torch.testing.assert_close(explicit.logits, fused, rtol=0, atol=1e-5)
     assert torch.all(explicit.cross_attention[0][1] == 0)

@@ -1,8 +1,9 @@
 """Batched beam search on the key/value cache (paper section 6.1: beam 4, alpha 0.6).
 
-Each step: score every continuation of every live hypothesis (expand), keep the 2K best per
-sentence (select), move those ending in eos to the sentence's finished list (finalize), and
-continue with the K best others. When a sentence is done depends on the stopping rule:
+Each step, from the beams `start` makes: the next token's log-probabilities of every live
+hypothesis (expand), under the rules and controls (score); the 2K best continuations per
+sentence (select); those ending in eos to the sentence's finished list (finalize); and the K
+best others go on (carry_on). When a sentence is done depends on the stopping rule:
 
 - "bound" (the paper's, as tensor2tensor implements it): once no live hypothesis can still beat
   the n-th best finished one under the length penalty. Log-probabilities only fall as a
@@ -23,7 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 import torch
 from torch import Tensor
@@ -137,6 +138,16 @@ def beam_search(
     return [s.best() for s in search(model, src, cfg, sentence, controls)]
 
 
+@dataclass(frozen=True)
+class Beams(Generic[CacheT]):
+    """The live hypotheses between two steps: K rows for each sentence still searched."""
+
+    tokens: Tensor  # (B'*K, t) each row's tokens so far, bos first
+    scores: Tensor  # (B', K) log P of each row; -inf where a row is not live
+    cache: CacheT  # the decoder's cache, row for row
+    active: list[int]  # the sentence of each block of K rows
+
+
 @torch.inference_mode()
 def search(
     model: DecodingModel[CacheT],
@@ -148,48 +159,26 @@ def search(
     """The beam search itself: each sentence's finished list (made by `sentence(i)` for row i
     of src) is offered its finished hypotheses and decides when the sentence is done. cfg:
     beam, limits, min_len. controls: per sentence (or None), what `Steering` applies at each
-    step."""
+    step. Each step expands the beams, scores the continuations, selects the best, finalizes
+    those that end and carries the others on."""
     special, K = model.cfg, cfg.beam  # the model's pad, bos and eos ids; the beam size
-    B = src.shape[0]
     a, b, cap = cfg.max_len_a, cfg.max_len_b, cfg.max_output_tokens
     limit = max_lengths(src, special.pad_id, a, b, cap).tolist()  # per sentence
     steer = Steering.of(controls, K, src.device)  # None without controls
     limit = steer.limits(limit) if steer else limit
-    results = [sentence(i) for i in range(B)]
-    cache = model.init_cache(model.encode(src), capacity=max(limit))
-    prefilled, cache = steer.prefill(model, cache, special.bos_id) if steer else (None, cache)
-    cache = cache.expand(K)  # K hypotheses share each source
-    active = list(range(B))  # sentence of each active block of K rows
-    tokens = torch.full((B * K, 1), special.bos_id, dtype=torch.long, device=src.device)  # (B*K, t)
-    if prefilled is not None:  # (B, 1 + n): bos and the prefix decoded in one pass
-        tokens = prefilled.repeat_interleave(K, dim=0)
-    # log P of each live hypothesis; at the start only the first of each K is live
-    scores = torch.full((B, K), -math.inf, device=src.device)  # (B', K)
-    scores[:, 0] = 0.0
-    for t in range(tokens.shape[1], max(limit) + 1):
+    results = [sentence(i) for i in range(src.shape[0])]
+    beams = start(model, src, K, max(limit), steer)
+    for t in range(beams.tokens.shape[1], max(limit) + 1):
         check_deadline(cfg.deadline, t)
-        log_probs, cache = expand(model, tokens[:, -1:], cache)  # (B'*K, V)
+        log_probs, cache = expand(model, beams.tokens[:, -1:], beams.cache)  # (B'*K, V)
+        log_probs = score(log_probs, beams, t, limit, cfg, special.eos_id, steer)
+        candidates = select(beams.scores, log_probs, K)  # (B', 2K) each
         if steer:
-            log_probs = steer.before_rules(log_probs, tokens, active, special.eos_id)
-        at_limit = torch.tensor([limit[s] <= t for s in active], device=src.device)  # (B',)
-        log_probs = apply_rules(
-            log_probs, t, at_limit.repeat_interleave(K), cfg.min_len, special.eos_id
-        )
-        if cfg.no_repeat_ngram:
-            log_probs = block_repeats(log_probs, tokens[:, 1:], cfg.no_repeat_ngram)
-        if steer:
-            log_probs = steer.after_rules(log_probs, t)
-        cand_scores, cand_beam, cand_token = select(scores, log_probs, K)  # (B', 2K) each
-        if steer:
-            cand_scores, cand_beam, cand_token = steer.select(
-                scores, log_probs, (cand_scores, cand_beam, cand_token), active
-            )
+            candidates = steer.select(beams.scores, log_probs, candidates, beams.active)
         keep_rows, keep_tokens, keep_scores, done = finalize(
-            cand_scores,
-            cand_beam,
-            cand_token,
-            tokens,
-            active,
+            *candidates,
+            beams.tokens,
+            beams.active,
             results,
             limit,
             t,
@@ -199,16 +188,28 @@ def search(
         )
         if all(done):
             break
-        still = [i for i, d in enumerate(done) if not d]  # active blocks that go on
-        block = torch.tensor(still, device=src.device)
-        rows = (block[:, None] * K + keep_rows[block]).flatten()  # (B''*K,)
-        cache = cache.reorder(rows, None if len(still) == len(done) else block)
-        tokens = torch.cat((tokens[rows], keep_tokens[block].flatten()[:, None]), dim=1)
-        scores = keep_scores[block]  # (B'', K)
-        active = [active[i] for i in still]
+        beams, rows = carry_on(beams, cache, keep_rows, keep_tokens, keep_scores, done)
         if steer:
-            steer.advance(rows, tokens[:, -1], active, log_probs)
+            steer.advance(rows, beams.tokens[:, -1], beams.active, log_probs)
     return results
+
+
+def start(
+    model: DecodingModel[CacheT], src: Tensor, K: int, capacity: int, steer: Steering | None
+) -> Beams[CacheT]:
+    """The beams before the first step: each sentence's K rows hold bos (and the target prefix
+    its controls give, decoded in one pass); only the first of them is live."""
+    bos_id, B = model.cfg.bos_id, src.shape[0]
+    cache = model.init_cache(model.encode(src), capacity=capacity)
+    prefilled, cache = steer.prefill(model, cache, bos_id) if steer else (None, cache)
+    cache = cache.expand(K)  # K hypotheses share each source
+    tokens = torch.full((B * K, 1), bos_id, dtype=torch.long, device=src.device)  # (B*K, t)
+    if prefilled is not None:  # (B, 1 + n): bos and the prefix decoded in one pass
+        tokens = prefilled.repeat_interleave(K, dim=0)
+    # log P of each live hypothesis; at the start only the first of each K is live
+    scores = torch.full((B, K), -math.inf, device=src.device)  # (B', K)
+    scores[:, 0] = 0.0
+    return Beams(tokens, scores, cache, list(range(B)))
 
 
 def expand(model: DecodingModel[CacheT], last: Tensor, cache: CacheT) -> tuple[Tensor, CacheT]:
@@ -218,6 +219,29 @@ def expand(model: DecodingModel[CacheT], last: Tensor, cache: CacheT) -> tuple[T
     logits = decoded.logits[:, -1]  # (B'*K, V)
     log_probs = logits if decoded.normalized else torch.log_softmax(logits.float(), dim=-1)
     return log_probs, decoded.cache
+
+
+def score(
+    log_probs: Tensor,
+    beams: Beams,
+    t: int,
+    limit: list[int],
+    cfg: DecodeConfig,
+    eos_id: int,
+    steer: Steering | None,
+) -> Tensor:
+    """Step t's log-probabilities (B'*K, V) under the rules every search obeys (the length
+    limit, min_len, no repeated n-grams) and the sentences' controls."""
+    if steer:
+        log_probs = steer.before_rules(log_probs, beams.tokens, beams.active, eos_id)
+    device = beams.tokens.device
+    at_limit = torch.tensor([limit[s] <= t for s in beams.active], device=device)  # (B',)
+    log_probs = apply_rules(log_probs, t, at_limit.repeat_interleave(cfg.beam), cfg.min_len, eos_id)
+    if cfg.no_repeat_ngram:
+        log_probs = block_repeats(log_probs, beams.tokens[:, 1:], cfg.no_repeat_ngram)
+    if steer:
+        log_probs = steer.after_rules(log_probs, t)
+    return log_probs
 
 
 def select(scores: Tensor, log_probs: Tensor, K: int) -> tuple[Tensor, Tensor, Tensor]:
@@ -291,3 +315,24 @@ def finalize(
         torch.tensor(keep_score, device=device),
         done,
     )
+
+
+def carry_on(
+    beams: Beams[CacheT],
+    cache: CacheT,
+    keep_rows: Tensor,
+    keep_tokens: Tensor,
+    keep_scores: Tensor,
+    done: list[bool],
+) -> tuple[Beams[CacheT], Tensor]:
+    """The beams of the sentences not done: each row kept by `finalize` (its beam, new token
+    and score, (B', K) each) extends its parent, and `cache` (the step's) follows. Also
+    returns the parent rows (B''*K,), for the controls."""
+    K = beams.scores.shape[1]
+    still = [i for i, d in enumerate(done) if not d]  # active blocks that go on
+    block = torch.tensor(still, device=beams.tokens.device)
+    rows = (block[:, None] * K + keep_rows[block]).flatten()  # (B''*K,)
+    cache = cache.reorder(rows, None if len(still) == len(done) else block)
+    tokens = torch.cat((beams.tokens[rows], keep_tokens[block].flatten()[:, None]), dim=1)
+    scores = keep_scores[block]  # (B'', K)
+    return Beams(tokens, scores, cache, [beams.active[i] for i in still]), rows

@@ -27,7 +27,7 @@ from aiayn.decode.compile_cache import compile_step, default_cache_dir, step_dig
 from aiayn.decode.protocols import DecodingModel
 from aiayn.model import AttentionMaps, Encoded, FixedKVCache, KVCache, Transformer
 from aiayn.model.cache import empty_self_kv
-from aiayn.model.transformer import Decoded
+from aiayn.model.outputs import Decoded
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from typing import Any, Protocol, TypeVar
 from torch import Tensor
 
 from aiayn.config import ModelConfig
-from aiayn.model.transformer import Decoded
+from aiayn.model.outputs import Decoded
 
 Self_ = TypeVar("Self_", bound="DecoderCache")
 

@@ -3,8 +3,9 @@ span): the sentence is translated without it, then each tag is put back around t
 words aligned to the source words it wrapped (Bergamot's approach; Hanneman & Dinu 2020).
 
 A `Tagged` sentence is plain text plus spans over its characters; `project` places each span
-on the translation's words so that no tag vanishes or repeats, siblings keep their order and
-nesting stays valid; `render` turns the placement into a tree the format writes back.
+on the translation's words (`place`, by the `WordLinks`) so that no tag vanishes or repeats,
+siblings keep their order and nesting stays valid, and `NodeWriter` turns the placement into
+a tree the format writes back.
 """
 
 from __future__ import annotations
@@ -99,69 +100,92 @@ def project(tagged: Tagged, translation: str, pairs: set[tuple[int, int]]) -> li
     Returns:
         Text and (payload, children) nodes; every span of the source appears exactly once.
     """
-    target = translation.split()
-    source = words(tagged.text)
-    aligned: dict[int, list[int]] = {}
-    for i, j in pairs:
-        aligned.setdefault(i, []).append(j)
+    links = WordLinks.of(tagged.text, translation, pairs)
+    n = len(links.target)
+    return NodeWriter(links.target).emit(0, n, place(links, tagged.spans, 0, n))
 
-    def source_words(span: Span) -> list[int]:
-        return [k for k, (a, b) in enumerate(source) if a < span.end and b > span.start]
 
-    def anchor(span: Span) -> int:
+@dataclass(frozen=True)
+class WordLinks:
+    """A sentence's source words, its translation's words and the links between them."""
+
+    source: list[tuple[int, int]]  # (start, end) characters of each source word
+    target: list[str]  # the translation's words
+    aligned: dict[int, list[int]]  # source word -> the target words aligned to it
+
+    @classmethod
+    def of(cls, text: str, translation: str, pairs: set[tuple[int, int]]) -> WordLinks:
+        aligned: dict[int, list[int]] = {}
+        for i, j in pairs:
+            aligned.setdefault(i, []).append(j)
+        return cls(words(text), translation.split(), aligned)
+
+    def hits(self, span: Span) -> list[int]:
+        """The target words aligned to the source words a span covers."""
+        covered = [k for k, (a, b) in enumerate(self.source) if a < span.end and b > span.start]
+        return [j for w in covered for j in self.aligned.get(w, ())]
+
+    def anchor(self, span: Span) -> int:
         """Where a void or unaligned span goes: before the target word of the first aligned
         source word at or after it; at the end when there is none."""
-        after = [k for k, (a, _) in enumerate(source) if a >= span.start]
-        found = [min(aligned[k]) for k in after if k in aligned]
-        return found[0] if found else len(target)
+        after = [k for k, (a, _) in enumerate(self.source) if a >= span.start]
+        found = [min(self.aligned[k]) for k in after if k in self.aligned]
+        return found[0] if found else len(self.target)
 
-    def place(spans: tuple[Span, ...], lo: int, hi: int) -> list[_Placed]:
-        """Each span on the hull of its aligned words, inside [lo, hi), after the sibling
-        before it (order kept), leaving a word for each later sibling that wraps text."""
-        placed, cursor = [], lo
-        needs = [need(s) for s in spans]
-        for k, span in enumerate(spans):
-            limit = max(cursor, hi - sum(needs[k + 1 :]))  # room left for the later siblings
-            hits = [j for w in source_words(span) for j in aligned.get(w, ())]
-            if span.void or not hits:
-                start = end = anchor(span)
-            else:
-                start, end = min(hits), max(hits) + 1
-            start = min(max(start, cursor), max(cursor, limit - needs[k]))
-            end = min(max(end, start + needs[k]), limit)
-            end = max(end, start)
-            placed.append(_Placed(start, end, span, place(span.children, start, end)))
-            cursor = end
-        return placed
 
-    state = {"space": False}
+def place(links: WordLinks, spans: tuple[Span, ...], lo: int, hi: int) -> list[_Placed]:
+    """Each span on the hull of its aligned words, inside [lo, hi), after the sibling before it
+    (order kept), leaving a word for each later sibling that wraps text."""
+    placed, cursor = [], lo
+    needs = [need(s) for s in spans]
+    for k, span in enumerate(spans):
+        limit = max(cursor, hi - sum(needs[k + 1 :]))  # room left for the later siblings
+        hits = links.hits(span)
+        if span.void or not hits:
+            start = end = links.anchor(span)
+        else:
+            start, end = min(hits), max(hits) + 1
+        start = min(max(start, cursor), max(cursor, limit - needs[k]))
+        end = min(max(end, start + needs[k]), limit)
+        end = max(end, start)
+        placed.append(_Placed(start, end, span, place(links, span.children, start, end)))
+        cursor = end
+    return placed
 
-    def emit(lo: int, hi: int, kids: list[_Placed]) -> list[Node]:
+
+class NodeWriter:
+    """Placed spans written out as nodes over the target words, with one space between words
+    and none inside a tag's edges."""
+
+    def __init__(self, target: list[str]) -> None:
+        self.target = target
+        self.space = False  # whether the next text needs a space before it
+
+    def emit(self, lo: int, hi: int, kids: list[_Placed]) -> list[Node]:
+        """The nodes of target words [lo, hi) with the placed spans `kids` among them."""
         out: list[Node] = []
-
-        def text(a: int, b: int) -> None:
-            if a < b:
-                out.append((" " if state["space"] else "") + " ".join(target[a:b]))
-                state["space"] = True
-
         cursor = lo
         for kid in kids:
-            text(cursor, kid.start)
+            self.text(out, cursor, kid.start)
             if kid.span.void:
-                if state["space"]:
+                if self.space:
                     out.append(" ")  # a void tag between words keeps a space before it
                 out.append((kid.span.payload, None))
-                state["space"] = True
+                self.space = True
             else:
-                if kid.end > kid.start and state["space"]:
+                if kid.end > kid.start and self.space:
                     out.append(" ")  # the space between words goes outside the tag
-                    state["space"] = False
-                out.append((kid.span.payload, emit(kid.start, kid.end, kid.children)))
+                    self.space = False
+                out.append((kid.span.payload, self.emit(kid.start, kid.end, kid.children)))
             cursor = max(cursor, kid.end)
-        text(cursor, hi)
+        self.text(out, cursor, hi)
         return out
 
-    return emit(0, len(target), place(tagged.spans, 0, len(target)))
+    def text(self, out: list[Node], a: int, b: int) -> None:
+        """Target words [a, b) as one text node, if any."""
+        if a < b:
+            out.append((" " if self.space else "") + " ".join(self.target[a:b]))
+            self.space = True
 
 
 def source_nodes(tagged: Tagged) -> list[Node]:

@@ -120,70 +120,100 @@ def locate(
 
 
 def inline_nodes(content: str, children, units: list[Tagged], line: int) -> list[Node]:
-    """The tree of text and tags of one inline run, each tag holding its source Markdown."""
-    cursor = 0
-    root: list[Node] = []
-    stack: list[tuple[str, list[Node], int]] = []  # (closing type, its list, where it opened)
-    current = root
+    """The tree of text and tags of one inline run, each tag holding its source Markdown; an
+    image's alt text becomes a unit of its own, appended to `units`."""
+    reader = InlineReader(content, units, line)
+    for tok in children:
+        reader.read(tok)
+    return reader.finish()
 
-    def take(pattern: str) -> str:
-        nonlocal cursor
-        m = re.compile(pattern, re.S).match(content, cursor)
+
+class InlineReader:
+    """Reads an inline run's tokens in order, each matched against the run's source text (so
+    that a tag keeps the exact Markdown it was written with), into a tree of nodes."""
+
+    def __init__(self, content: str, units: list[Tagged], line: int) -> None:
+        self.content, self.units, self.line = content, units, line
+        self.cursor = 0  # the source is matched up to here
+        self.root: list[Node] = []
+        self.current = self.root  # the list the next node goes in
+        self.stack: list[tuple[str, list[Node], int]] = []  # (closing type, its list, its place)
+        self.skip_to_close = False  # in an autolink, taken whole with its opening
+
+    def take(self, pattern: str) -> str:
+        """The source text at the cursor that `pattern` matches; the cursor moves past it."""
+        m = re.compile(pattern, re.S).match(self.content, self.cursor)
         if m is None:
-            raise UnplaceableError(f"cannot match {pattern!r} at {content[cursor : cursor + 20]!r}")
-        cursor = m.end()
+            at = self.content[self.cursor : self.cursor + 20]
+            raise UnplaceableError(f"cannot match {pattern!r} at {at!r}")
+        self.cursor = m.end()
         return m.group()
 
-    skip_to_close = False
-    for tok in children:
+    def read(self, tok) -> None:
+        """One token: text, a void tag, or a tag's opening or closing half."""
         kind = tok.type
-        if skip_to_close:
-            skip_to_close = kind != "link_close"
-            continue
-        if kind == "text":
-            take(fuzzy(tok.content))
-            current.append(tok.content)
+        if self.skip_to_close:
+            self.skip_to_close = kind != "link_close"
+        elif kind == "text":
+            self.take(fuzzy(tok.content))
+            self.current.append(tok.content)
         elif kind in ("softbreak",):
-            take(r"[ \t]*\n[ \t]*")
-            current.append(" ")
+            self.take(r"[ \t]*\n[ \t]*")
+            self.current.append(" ")
         elif kind == "hardbreak":
-            current.append((Raw(take(r"(?: {2,}|\\)\n")), None))
+            self.void(r"(?: {2,}|\\)\n")
         elif kind == "code_inline":
-            current.append((Raw(take(r"(`+)(?:.*?[^`])??\1(?!`)")), None))
+            self.void(r"(`+)(?:.*?[^`])??\1(?!`)")
         elif kind == "html_inline":
-            current.append((Raw(take(re.escape(tok.content))), None))
+            self.void(re.escape(tok.content))
         elif kind in PAIRED:
-            opened = take(re.escape(tok.markup))
-            stack.append((PAIRED[kind], current, len(current)))
-            current.append((opened, []))
-            current = current[-1][1]
+            self.open(PAIRED[kind], self.take(re.escape(tok.markup)))
         elif kind == "link_open" and tok.markup == "autolink":
-            current.append((Raw(take(r"<[^<>\s]*>")), None))
-            skip_to_close = True
+            self.void(r"<[^<>\s]*>")
+            self.skip_to_close = True
         elif kind == "link_open":
-            take(r"\[")
-            stack.append(("link_close", current, len(current)))
-            current.append(("[", []))
-            current = current[-1][1]
-        elif kind in PAIRED.values() or kind == "link_close":
-            closing = take(re.escape(tok.markup)) if kind != "link_close" else link_tail(take)
-            expected, parent, at = stack.pop()
-            if expected != kind:
-                raise UnplaceableError(f"{kind} where {expected} was expected")
-            opened, kids = parent[at]
-            parent[at] = (Pair(opened, closing), kids)
-            current = parent
+            self.open("link_close", self.take(r"\["))
+        elif kind in PAIRED.values():
+            self.close(kind, self.take(re.escape(tok.markup)))
+        elif kind == "link_close":
+            self.close(kind, link_tail(self.take))
         elif kind == "image":
-            take(r"!\[")
-            alt = "".join(c.content for c in tok.children or [] if c.type == "text")
-            balanced_label(take)
-            current.append((Image(len(units), link_tail(take)), None))
-            units.append(Tagged(alt, line=line + 1))
+            self.image(tok)
         else:
             raise UnplaceableError(f"a {kind} token")
-    if stack or content[cursor:].strip():
-        raise UnplaceableError("markup left open")
-    return root
+
+    def void(self, pattern: str) -> None:
+        """A tag that wraps nothing (a code span, inline HTML, a break): its source as it is."""
+        self.current.append((Raw(self.take(pattern)), None))
+
+    def open(self, closing: str, opened: str) -> None:
+        """A tag's opening half: the nodes that follow go inside it until `closing`."""
+        self.stack.append((closing, self.current, len(self.current)))
+        self.current.append((opened, []))
+        self.current = self.current[-1][1]
+
+    def close(self, kind: str, closing: str) -> None:
+        """A tag's closing half: the tag becomes a `Pair` of its two halves."""
+        expected, parent, at = self.stack.pop()
+        if expected != kind:
+            raise UnplaceableError(f"{kind} where {expected} was expected")
+        opened, kids = parent[at]
+        parent[at] = (Pair(opened, closing), kids)
+        self.current = parent
+
+    def image(self, tok) -> None:
+        """An image: a void tag here, and its alt text a unit of its own."""
+        self.take(r"!\[")
+        alt = "".join(c.content for c in tok.children or [] if c.type == "text")
+        balanced_label(self.take)
+        self.current.append((Image(len(self.units), link_tail(self.take)), None))
+        self.units.append(Tagged(alt, line=self.line + 1))
+
+    def finish(self) -> list[Node]:
+        """The tree, once every tag has closed and the whole source is matched."""
+        if self.stack or self.content[self.cursor :].strip():
+            raise UnplaceableError("markup left open")
+        return self.root
 
 
 def fuzzy(text: str) -> str:

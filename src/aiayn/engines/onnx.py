@@ -21,7 +21,7 @@ from aiayn.export.onnx import DECODER_FILE, ENCODER_FILE
 from aiayn.layout import CONFIG_FILE
 from aiayn.model import KVCache
 from aiayn.model.cache import empty_self_kv
-from aiayn.model.transformer import Decoded
+from aiayn.model.outputs import Decoded
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,12 @@ run closes; `aiayn tune` on an existing run or model.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import random
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -79,20 +81,13 @@ def tune_search(
     if base.beam < 2 or base.sample:
         raise ValueError("the length setting is chosen for beam search: give a beam of 2 or more")
     files = DataDir.open(data)
-    sources, references = files.sources(split), files.references(split)
-    sample = direction_sample(files, split, per_direction)
-    if sample is not None:
-        sources = [sources[i] for i in sample]
-        references = [[ref[i] for i in sample] for ref in references]
+    sources, references, sample = validation_lines(files, split, per_direction)
+    decode = functools.partial(decode_grid, model, tokenizer, grid=grid, base=base)
     started = time.monotonic()
-
-    outputs = decode_grid(model, tokenizer, sources, grid, base)
+    outputs = decode(sources)
     decoded_s = time.monotonic() - started
     rows = [{"setting": s.__dict__, **scores(outputs[k], references)} for k, s in enumerate(grid)]
     best = max(range(len(grid)), key=lambda k: (rows[k]["bleu"], -k))
-    power = [k for k, s in enumerate(grid) if s.length_penalty == "power"]
-    best_power = max(power, key=lambda k: (rows[k]["bleu"], -k)) if power else None
-    paper = next((rows[k] for k, s in enumerate(grid) if s == PAPER), rows[0])
     tuned_on: dict[str, Any] = {
         "data": str(files.root),
         "split": split,
@@ -102,41 +97,86 @@ def tune_search(
         "beam": base.beam,
         "seconds": round(time.monotonic() - started, 1),
         "decode_seconds": round(decoded_s, 1),
+        **chosen_scores(grid, rows, best),
+    }
+    terms = None
+    if with_terms:  # the same grid again, each line with a word of its reference as a term
+        at, terms_on = tune_terms(decode, tokenizer, sources, references, outputs[best], best, rows)
+        terms, tuned_on = grid[at], tuned_on | terms_on
+    return TunedSearch(
+        setting=grid[best],
+        power=best_power(grid, rows),
+        tuned_on=tuned_on,
+        grid=rows,
+        terms=terms,
+    )
+
+
+def validation_lines(
+    files: DataDir, split: str, per_direction: int
+) -> tuple[list[str], list[list[str]], list[int] | None]:
+    """The source lines of `split` to tune on, their references (one list per reference), and
+    the rows sampled from a multilingual split (None: every row)."""
+    sources, references = files.sources(split), files.references(split)
+    sample = direction_sample(files, split, per_direction)
+    if sample is not None:
+        sources = [sources[i] for i in sample]
+        references = [[ref[i] for i in sample] for ref in references]
+    return sources, references, sample
+
+
+def chosen_scores(grid: list[LengthSetting], rows: list[dict], best: int) -> dict[str, float]:
+    """What `tuned_on` records of the figures: the chosen setting's and the paper's."""
+    paper = next((rows[k] for k, s in enumerate(grid) if s == PAPER), rows[0])
+    return {
         "bleu": rows[best]["bleu"],
         "length_ratio": rows[best]["length_ratio"],
         "paper_bleu": paper["bleu"],
         "paper_length_ratio": paper["length_ratio"],
     }
-    terms = None
-    if with_terms:  # the same grid again, each line with a word of its reference as a term
-        started = time.monotonic()
-        words = reference_terms(outputs[best], references[0])
-        which = [i for i, w in enumerate(words) if w]
-        controls = term_controls(tokenizer, [words[i] for i in which])
-        found = decode_grid(model, tokenizer, [sources[i] for i in which], grid, base, controls)
-        with_terms_scores: list[dict[str, float]] = []
-        for k, row in enumerate(rows):  # lines without a term keep the chosen setting's output
-            merged = list(outputs[best])
-            for i, output in zip(which, found[k], strict=True):
-                merged[i] = output
-            with_terms_scores.append(scores(merged, references))
-            row["terms"] = with_terms_scores[-1]
-        at = max(range(len(grid)), key=lambda k: (with_terms_scores[k]["bleu"], k == best, -k))
-        terms = grid[at]
-        tuned_on |= {
-            "terms_sentences": len(which),
-            "terms_bleu": with_terms_scores[at]["bleu"],
-            "terms_length_ratio": with_terms_scores[at]["length_ratio"],
-            "terms_bleu_at_setting": with_terms_scores[best]["bleu"],
-            "terms_seconds": round(time.monotonic() - started, 1),
-        }
-    return TunedSearch(
-        setting=grid[best],
-        power=None if best_power is None else grid[best_power],
-        tuned_on=tuned_on,
-        grid=rows,
-        terms=terms,
-    )
+
+
+def best_power(grid: list[LengthSetting], rows: list[dict]) -> LengthSetting | None:
+    """The best of the grid's |Y|^alpha settings (CTranslate2's penalty; ties go to the
+    earlier), or None where the grid has none."""
+    power = [k for k, s in enumerate(grid) if s.length_penalty == "power"]
+    return grid[max(power, key=lambda k: (rows[k]["bleu"], -k))] if power else None
+
+
+def tune_terms(
+    decode: Callable[..., list[list[str]]],
+    tokenizer: Tokenizer,
+    sources: list[str],
+    references: list[list[str]],
+    chosen: list[str],
+    best: int,
+    rows: list[dict],
+) -> tuple[int, dict[str, Any]]:
+    """The grid's best setting for sentences with glossary terms: each line with a term (a word
+    of its reference that `chosen`, the output of the setting `best`, lacks) decoded again by
+    `decode` under every setting; lines without one keep `chosen`. Ties go to `best`, then to
+    the earlier. Adds each setting's scores to its row of `rows` ("terms"); returns the index
+    of the setting and what `tuned_on` records of it."""
+    started = time.monotonic()
+    words = reference_terms(chosen, references[0])
+    which = [i for i, w in enumerate(words) if w]
+    controls = term_controls(tokenizer, [words[i] for i in which])
+    found = decode([sources[i] for i in which], controls=controls)
+    with_terms_scores: list[dict[str, float]] = []
+    for k, row in enumerate(rows):
+        merged = list(chosen)
+        for i, output in zip(which, found[k], strict=True):
+            merged[i] = output
+        with_terms_scores.append(scores(merged, references))
+        row["terms"] = with_terms_scores[-1]
+    at = max(range(len(rows)), key=lambda k: (with_terms_scores[k]["bleu"], k == best, -k))
+    return at, {
+        "terms_sentences": len(which),
+        "terms_bleu": with_terms_scores[at]["bleu"],
+        "terms_length_ratio": with_terms_scores[at]["length_ratio"],
+        "terms_bleu_at_setting": with_terms_scores[best]["bleu"],
+        "terms_seconds": round(time.monotonic() - started, 1),
+    }
 
 
 def decode_grid(

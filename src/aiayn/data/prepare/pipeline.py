@@ -3,27 +3,35 @@
 read + clean (streamed) -> split without leakage -> joint BPE -> binarize (parallel) -> report.
 
 What the directory holds is named in `aiayn.layout.DataFiles`. The stages live apart: the
-corpora in `corpus`, the split in `splits`, the report in `prepare_report`.
+corpora in `corpus`, the split in `splits`, the report in `report`; what every prepare shares
+(the directory built aside, the stage clock, the BPE's common options) in `skeleton`.
 """
 
 from __future__ import annotations
 
 import shutil
 import sys
-import time
 from contextlib import ExitStack
-from dataclasses import replace
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tqdm import tqdm
 
 from aiayn.data.clean import CleanReport
 from aiayn.data.data_dir import DataMeta
 from aiayn.data.prepare.binarize import binarize
-from aiayn.data.prepare.bpe import default_vocab_size, train_bpe
-from aiayn.data.prepare.corpus import open_corpus
+from aiayn.data.prepare.bpe import default_vocab_size
+from aiayn.data.prepare.corpus import Corpus, open_corpus
 from aiayn.data.prepare.options import PrepareOptions
 from aiayn.data.prepare.report import write_report
+from aiayn.data.prepare.skeleton import (
+    StageClock,
+    build_aside,
+    check_out,
+    learn_bpe,
+    vocabulary_report,
+)
 from aiayn.data.prepare.splits import (
     HELD_OUT,
     SplitWriter,
@@ -32,7 +40,6 @@ from aiayn.data.prepare.splits import (
     write_train,
 )
 from aiayn.data.sources import DataError
-from aiayn.files import atomic_directory
 from aiayn.layout import SIDES, SPLITS, DataFiles
 
 __all__ = ["PrepareOptions", "build", "prepare"]
@@ -46,63 +53,78 @@ def prepare(opts: PrepareOptions) -> dict:
     worker processes started afresh: a script that calls this must guard its entry point with
     `if __name__ == "__main__":`.
     """
-    out = Path(opts.out)
-    if out.is_dir() and any(out.iterdir()) and not DataFiles(out).meta_file.is_file():
-        raise DataError(
-            f"--out {out}: holds files but no {DataFiles(out).meta_file.name}, so it is not a data "
-            "directory that prepare may replace; give a new or empty directory"
-        )
-    with atomic_directory(out) as tmp:
-        result = build(replace(opts, out=tmp))
-    return result
+    check_out(Path(opts.out))
+    return build_aside(opts, build)
+
+
+@dataclass(frozen=True)
+class Splits:
+    """The corpus read, cleaned and split: what the later stages and the report need of it."""
+
+    corpus: Corpus
+    held_out: dict[str, SplitWriter]  # "valid", "test": their (closed) writers
+    given: dict[str, CleanReport]  # the held-out splits given as files, and their cleaning
+    sizes: dict[str, int]  # pairs per split, train first
 
 
 def build(opts: PrepareOptions) -> dict:
     """Write the data directory into `opts.out` (an empty directory)."""
-    started = time.perf_counter()
+    clock, files, report = StageClock(), DataFiles(Path(opts.out)), CleanReport()
+    splits = read_and_split(opts, report)
+    clock.done("read, clean, split")
+    # Joint BPE: one vocabulary for both languages, learned on the training split only.
+    model_file, vocab_size = learn_bpe(
+        opts,
+        [files.text("train", side) for side in SIDES],
+        opts.vocab_size or default_vocab_size(splits.sizes["train"]),
+        max_sentences=opts.bpe_sentences,
+        exact=opts.vocab_size is not None,  # a default size may shrink to what the data has
+    )
+    clock.done("learn BPE")
+    tokens = binarize_splits(opts, files, splits.sizes, model_file, vocab_size)
+    clock.done("binarize")
+    # Report: meta.json for the programs, report.txt and report.json for people.
+    write_meta(opts, splits, vocab_size)
+    result = {
+        **corpus_report(opts, splits, report),
+        "vocabulary": vocabulary_report(opts, model_file, vocab_size),
+        "tokens": tokens,
+        **clock.report(),
+    }
+    write_report(files, result, report, splits.given)
+    return result
+
+
+def read_and_split(opts: PrepareOptions, report: CleanReport) -> Splits:
+    """Read + clean (streamed) and split without leakage: the held-out splits first, then
+    train (from candidates kept aside in `.work`, which is removed after)."""
     out = Path(opts.out)
     work = out / ".work"
     work.mkdir(exist_ok=True)
-    report = CleanReport()
     held_out: set[int] = set()
-
-    # Read + clean (streamed) and split without leakage: the held-out splits first, then train.
     with ExitStack() as stack:
         corpus = open_corpus(opts, report)
         writers = {s: SplitWriter(out, s, corpus.n_refs, stack) for s in HELD_OUT}
-        given_reports = read_given_splits(opts, writers, held_out)
+        given = read_given_splits(opts, writers, held_out)
         with open(work / "train.candidates.tsv", "w", encoding="utf-8") as candidates:
             split_corpus(opts, corpus, report, writers, held_out, candidates)
         train = SplitWriter(out, "train", 1, stack)
         write_train(work / "train.candidates.tsv", held_out, report, train)
-        report.kept = train.count + sum(
-            w.count for s, w in writers.items() if s not in given_reports
-        )
+        report.kept = train.count + sum(w.count for s, w in writers.items() if s not in given)
     sizes = {"train": train.count, **{s: w.count for s, w in writers.items()}}
     for split, n in sizes.items():
         if n == 0:
             raise DataError(f"the {split} split is empty; check the corpus and the split sizes")
+    shutil.rmtree(work)
+    return Splits(corpus, writers, given, sizes)
 
-    seconds = {"read, clean, split": time.perf_counter() - started}
-    # Joint BPE: one vocabulary for both languages, learned on the training split only.
-    vocab_size = opts.vocab_size or default_vocab_size(sizes["train"])
-    if opts.progress:
-        print(f"learning a {vocab_size:,}-piece joint BPE vocabulary...", file=sys.stderr)
-    model_file, vocab_size = train_bpe(
-        [DataFiles(out).text("train", side) for side in SIDES],
-        out,
-        vocab_size,
-        max_sentences=opts.bpe_max_sentences,
-        threads=opts.workers,
-        seed=opts.seed,
-        exact=opts.vocab_size is not None,  # a default size may shrink to what the data has
-        case_copies=opts.case_copies,
-        case_markup=opts.case_markup,
-    )
-    seconds["learn BPE"] = time.perf_counter() - started - sum(seconds.values())
-    # Binarize: token ids, encoded in worker processes.
+
+def binarize_splits(
+    opts: PrepareOptions, files: DataFiles, sizes: dict[str, int], model_file: Path, vocab: int
+) -> dict[str, dict[str, int]]:
+    """Every split's token ids, encoded in worker processes; returns the tokens per split and
+    side."""
     jobs = [(split, side) for split in SPLITS for side in SIDES]
-    files = DataFiles(out)
     with tqdm(
         total=2 * sum(sizes.values()),
         desc="binarize",
@@ -113,46 +135,38 @@ def build(opts: PrepareOptions) -> dict:
         counts = binarize(
             [(files.text(split, side), files.ids(split, side)) for split, side in jobs],
             model_file,
-            vocab_size,
+            vocab,
             opts.workers,
             bar,
         )
     tokens: dict[str, dict[str, int]] = {split: {} for split in SPLITS}
     for (split, side), n_tokens in zip(jobs, counts, strict=True):
         tokens[split][side] = n_tokens
-    shutil.rmtree(work)
-    seconds["binarize"] = time.perf_counter() - started - sum(seconds.values())
+    return tokens
 
-    # Report: meta.json for the programs, report.txt and report.json for people.
-    meta = DataMeta(
+
+def write_meta(opts: PrepareOptions, splits: Splits, vocab_size: int) -> None:
+    """meta.json: what the programs that read the directory need of it."""
+    DataMeta(
         src_lang=opts.src_lang,
         tgt_lang=opts.tgt_lang,
         vocab_size=vocab_size,
-        sizes=sizes,
-        n_refs={s: corpus.n_refs if s not in given_reports else 1 for s in HELD_OUT},
-        corpus=corpus.description,
-    )
-    meta.save(out)
-    result = {
-        "corpus": corpus.description,
+        sizes=splits.sizes,
+        n_refs={s: splits.corpus.n_refs if s not in splits.given else 1 for s in HELD_OUT},
+        corpus=splits.corpus.description,
+    ).save(Path(opts.out))
+
+
+def corpus_report(opts: PrepareOptions, splits: Splits, report: CleanReport) -> dict[str, Any]:
+    """The report's first entries: the corpus, its cleaning, the given sets, the split."""
+    return {
+        "corpus": splits.corpus.description,
         "cleaning": report.to_dict(),
-        "given": {s: r.to_dict() for s, r in given_reports.items()},
+        "given": {s: r.to_dict() for s, r in splits.given.items()},
         "split": {
             "seed": opts.seed,
-            "unit": corpus.grouped or "source sentence",
-            "sizes": sizes,
-            "held_out_groups": {s: list(w.groups) for s, w in writers.items() if w.groups},
+            "unit": splits.corpus.grouped or "source sentence",
+            "sizes": splits.sizes,
+            "held_out_groups": {s: list(w.groups) for s, w in splits.held_out.items() if w.groups},
         },
-        "vocabulary": {
-            "size": vocab_size,
-            "model": model_file.name,
-            "type": "joint BPE",
-            "case_copies": opts.case_copies,
-            "case_markup": opts.case_markup,
-        },
-        "tokens": tokens,
-        "seconds": round(time.perf_counter() - started, 1),
-        "stage_seconds": {stage: round(t, 1) for stage, t in seconds.items()},
     }
-    write_report(files, result, report, given_reports)
-    return result

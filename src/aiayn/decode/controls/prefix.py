@@ -50,7 +50,7 @@ class Prefix:
         B = self.ids.shape[0]
         bos = torch.full((B, 1), bos_id, dtype=torch.long, device=self.ids.device)
         tokens = torch.cat((bos, self.ids[:, :n]), dim=1)  # (B, 1 + n)
-        decoded = model.decode(tokens[:, :n], cache=cache, project=False)  # no logits needed
+        decoded = model.decode_states(tokens[:, :n], cache=cache)  # no logits needed
         return tokens, decoded.cache
 
     def force(self, scores: Tensor, t: int, sentences: Tensor) -> Tensor:
