@@ -59,6 +59,23 @@ def test_repetition_is_a_word_four_times_in_a_row_or_a_repeated_trigram():
     assert "repetition 50.0% of outputs (references 0.0%)" in str(scores)
 
 
+def test_stutter_is_a_piece_of_two_to_five_letters_four_times_inside_a_word():
+    from aiayn.evaluate.scores import stutter_rate, stutters
+
+    assert stutters("das mehrererererer Mal")  # "er" five times
+    assert stutters("Lizizizizierung")  # "iz" four times
+    assert stutters("MAMAmamax")  # case aside
+    assert not stutters("Lizizizierung")  # three times is not yet
+    assert stutters("herrWWWWWWWW")  # one letter eight times: "WW" four times
+    assert not stutters("Aaaaaah")  # a letter drawn out, as people write it
+    assert not stutters("Barbarossa Ananas Kokosnuss")
+    assert not stutters("ha ha ha ha")  # words apart: repetition's to count, not stutter's
+    assert stutter_rate(["mehrererer er", "abababab", "", "x"]) == 0.25
+    scores = score(["abababab c", "c d e"], [["a b", "c d e"]])
+    assert (scores.stutter, scores.reference_stutter) == (0.5, 0.0)
+    assert "stutter 50.0% of outputs (references 0.0%)" in str(scores)
+
+
 def test_case_insensitive_bleu_is_sacrebleus_lowercase_and_says_so():
     scores = score(["THE CAT SAT ON THE MAT"], [["the cat sat on the mat"]], case_insensitive=True)
     assert scores.bleu == 0.0 and scores.bleu_lowercase == pytest.approx(100.0)

@@ -31,7 +31,7 @@ from aiayn.decode.controls.steering import SentenceControls
 from aiayn.decode.controls.words import word_glue
 from aiayn.decode.translate import Model, decode_lines
 from aiayn.devices import usable_device
-from aiayn.evaluate.scores import repetition_rate
+from aiayn.evaluate.scores import repetition_rate, stutter_rate
 from aiayn.evaluate.search_grid import LengthSetting, grid_search
 from aiayn.evaluate.tuned import PAPER, TunedSearch, write_tuned
 from aiayn.model import Transformer
@@ -198,12 +198,14 @@ def decode_grid(
 
 
 def scores(hypotheses: list[str], references: list[list[str]]) -> dict[str, float]:
-    """A grid row's figures: BLEU, the output's length over the reference's, repetition."""
+    """A grid row's figures: BLEU, the output's length over the reference's, repetition and
+    stutter."""
     bleu = BLEU().corpus_score(hypotheses, references)
     return {
         "bleu": round(bleu.score, 4),
         "length_ratio": round(bleu.sys_len / max(bleu.ref_len, 1), 4),
         "repetition": round(repetition_rate(hypotheses), 4),
+        "stutter": round(stutter_rate(hypotheses), 4),
     }
 
 
