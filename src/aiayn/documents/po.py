@@ -38,6 +38,10 @@ PLACEHOLDER = re.compile(
 ACCELERATOR = re.compile(r"(?:(?<![\w&~])_|(?<![&~])[&~](?!\w+;))(?=[^\W_])")
 LETTER = re.compile(r"[^\W\d_]")
 PLURALS = re.compile(r"nplurals\s*=\s*(\d+)")
+# A keyword or continuation line and its string: polib drops an entry whose string is not
+# closed, or not opened, without a word; these lines are checked first
+STRING_LINE = re.compile(r'^(?:#~\s*)?(?:(?:msgctxt|msgid|msgid_plural|msgstr(?:\[\d+\])?)\b|")')
+QUOTED = re.compile(r'^(?:#~\s*)?[\w\[\]]*\s*"(?:[^"\\]|\\.)*"\s*$')
 
 
 @dataclass(frozen=True)
@@ -109,6 +113,13 @@ def read(text: str):
 
     if not text.strip():
         raise ValueError("empty: not a PO catalogue; give a .po or .pot file")
+    for n, line in enumerate(text.splitlines(), start=1):
+        if STRING_LINE.match(line) and not QUOTED.match(line):
+            raise ValueError(
+                f"line {n}: {line[:60]!r} is not a keyword and one quoted string (a quote "
+                "missing?); fix the file there (`msgfmt -c` names every error) or give the "
+                "right --format"
+            )
     try:
         return polib.pofile(text, wrapwidth=79)  # msgcat's and msgmerge's page width
     except (OSError, ValueError) as err:
@@ -205,7 +216,7 @@ def render(nodes: list[Node], skipped: list[int]) -> str:
             out = out.rstrip(" ")
         out += payload.text
         glue = payload.glued_right
-    out = re.sub(" {2,}", " ", out)  # two tags side by side: one space, as the source had
+    out = re.sub(" {2,}", " ", out).strip(" ")  # two tags side by side: one space
     if pending is not None:
         words = out.split(" ")
         marked = next((k for k in reversed(range(len(words))) if LETTER.search(words[k])), None)

@@ -74,7 +74,7 @@ def read(text: str) -> list:
     try:
         subtitles = list(srt.parse(text))
     except (srt.SRTParseError, ValueError) as err:
-        start = getattr(err, "actual_start", None)
+        start = getattr(err, "expected_start", None)  # where the unreadable text begins
         where = f"line {text.count(chr(10), 0, start) + 1}: " if start is not None else ""
         found = getattr(err, "unmatched_content", "").strip().split("\n")[0][:60]
         raise ValueError(
