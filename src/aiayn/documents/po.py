@@ -198,7 +198,8 @@ def pieces(text: str, before: str = "") -> list[Node]:
 def render(nodes: list[Node], skipped: list[int]) -> str:
     """A translated message: placeholders glued back as they were, the accelerator put back
     into the next word (else the one before; else dropped and counted in `skipped`)."""
-    out = ""
+    parts: list[str] = []
+    texts: list[int] = []  # which parts are translated text (an accelerator may go there)
     glue, pending = False, None
     for node in nodes:
         if isinstance(node, str):
@@ -206,26 +207,27 @@ def render(nodes: list[Node], skipped: list[int]) -> str:
                 node, glue = node.lstrip(" "), False
             if pending is not None and LETTER.search(node):
                 node, pending = mark(node.lstrip(" "), pending), None
-            out += node
+            texts.append(len(parts))
+            parts.append(node)
             continue
         payload = node[0]
         if isinstance(payload, Accelerator):
             pending = payload
             continue
-        if payload.glued_left:
-            out = out.rstrip(" ")
-        out += payload.text
+        if payload.glued_left and parts:
+            parts[-1] = parts[-1].rstrip(" ")
+        parts.append(payload.text)
         glue = payload.glued_right
-    out = re.sub(" {2,}", " ", out).strip(" ")  # two tags side by side: one space
     if pending is not None:
-        words = out.split(" ")
-        marked = next((k for k in reversed(range(len(words))) if LETTER.search(words[k])), None)
-        if marked is None:
+        last = [k for k in texts if LETTER.search(parts[k])]
+        if not last:
             skipped[0] += 1
         else:
-            words[marked] = mark(words[marked], pending)
-            out = " ".join(words)
-    return out
+            words = parts[last[-1]].split(" ")
+            k = max(i for i, w in enumerate(words) if LETTER.search(w))
+            words[k] = mark(words[k], pending)
+            parts[last[-1]] = " ".join(words)
+    return re.sub(" {2,}", " ", "".join(parts)).strip(" ")  # tags side by side: one space
 
 
 def mark(text: str, accelerator: Accelerator) -> str:
