@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 import sys
 from dataclasses import dataclass
+from typing import Any
 
 from aiayn.documents.inline import Node, Tagged, plain
 from aiayn.documents.parsed import Parsed
@@ -66,7 +67,7 @@ def parse(text: str, retranslate: bool = False) -> Parsed:
     catalogue = read(text)
     plurals = PLURALS.search(catalogue.metadata.get("Plural-Forms", ""))
     units: list[Tagged] = []
-    writes: list[tuple[object, list[int]]] = []  # (entry, its units: msgid[, msgid_plural])
+    writes: list[tuple[Any, list[int]]] = []  # (entry, its units: msgid[, msgid_plural])
     kept = 0
     for entry in catalogue:
         if entry.obsolete or not entry.msgid:
