@@ -33,7 +33,22 @@ def repaired(text: str) -> bool:
     return all(text.count(tag) == 1 for tag in ("<b>", "</b>", "<i>", "</i>"))
 
 
+def translate(*flags: str) -> Callable[[Fixtures, Path], Outcome]:
+    """`aiayn translate` of a small text with these flags (a misuse to refuse)."""
+
+    def case(f: Fixtures, tmp: Path) -> Outcome:
+        (tmp / "a.txt").write_text("A cat runs.\n", encoding="utf-8")
+        return aiayn(["translate", "--model", str(f.run), "--input", str(tmp / "a.txt"), *flags])
+
+    return case
+
+
 LONG = ("word " * 300).strip().encode() + b".\n"
+PO = b'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\n'
+XLIFF = (
+    b'<?xml version="1.0"?>\n<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2">\n'
+)
+SRT = b"1\n00:00:01,000 --> 00:00:02,000\nHello.\n\n"
 CASES = [
     Case(
         "translate --format text: a binary file",
@@ -110,5 +125,64 @@ CASES = [
         ),
         0,
         ("open.html", "malformed HTML", "line 2", "Unexpected end tag : b"),
+    ),
+    Case(
+        "translate --format po: a string without its closing quote (polib drops the entry)",
+        document("de.po", PO + b'msgid "Open\nmsgstr ""\n', "po"),
+        2,
+        ("de.po", "line 5", "'msgid \"Open'", "a quote missing", "msgfmt -c"),
+    ),
+    Case(
+        "translate --format po: a line that is no PO keyword",
+        document("de.po", PO + b'msgid "Open"\nmsgstr ""\nhello there\n', "po"),
+        2,
+        ("de.po", "line 7", "not a valid PO entry", "msgfmt -c"),
+    ),
+    Case(
+        "translate --format xliff: an element left open",
+        document("de.xlf", XLIFF + b"<file><body><trans-unit id='1'><source>Hi</source>", "xliff"),
+        2,
+        ("de.xlf", "line 3", "not well-formed XML", "xmllint --noout"),
+    ),
+    Case(
+        "translate --format xliff: an HTML page",
+        document("page.xlf", b"<html><body><p>Hi</p></body></html>", "xliff"),
+        2,
+        ("page.xlf", "line 1", "<html>", "not XLIFF 1.2 or 2.0", "the right --format"),
+    ),
+    Case(
+        "translate --format srt: a timing line without its arrow",
+        document("a.srt", SRT + b"2\n00:00:03,000 00:00:04,000\nBye.\n\n", "srt"),
+        2,
+        ("a.srt", "line 5", "not a subtitle", "'start --> end' timing", "fix it there"),
+    ),
+    Case(
+        "translate --format srt: an HTML page",
+        document("page.srt", b"<p>Hello</p>\n", "srt"),
+        2,
+        ("page.srt", "line 1", "not a subtitle", "the right --format"),
+    ),
+    Case(
+        "translate --format srt: a tag left open",
+        document(
+            "a.srt",
+            SRT.replace(b"Hello.", b"<i>Hello there."),
+            "srt",
+            check=lambda out: "<i>Hello there.</i>" in out,
+        ),
+        0,
+        ("a.srt", "line 3", "<i> closed at the subtitle's end"),
+    ),
+    Case(
+        "translate --dry-run --nbest 2",
+        translate("--dry-run", "--nbest", "2"),
+        2,
+        ("--dry-run copies each sentence once", "drop --nbest"),
+    ),
+    Case(
+        "translate --retranslate --format html",
+        translate("--retranslate", "--format", "html"),
+        2,
+        ("--retranslate is for --format po or xliff", "drop it or --format html"),
     ),
 ]

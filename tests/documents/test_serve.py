@@ -37,3 +37,25 @@ def test_a_document_is_translated_as_the_command_line_does(client, talking_model
 def test_bad_document_requests(client, body, status, says):
     got = client.post("/translate", json=body)
     assert got.status_code == status and says in got.json()["detail"]
+
+
+@pytest.mark.parametrize("fmt", ["po", "xliff", "srt"])
+def test_localisation_files_through_the_api(client, fmt):
+    import polib
+    import srt
+
+    from tests.documents.localisation_samples import PO, SRT, XLIFF_12
+
+    document = {"po": PO, "xliff": XLIFF_12, "srt": SRT}[fmt]
+    got = client.post("/translate", json={"text": document, "format": fmt, "beam": 2})
+    assert got.status_code == 200, got.text
+    out = got.json()["document"]
+    if fmt == "po":
+        assert [e.msgid for e in polib.pofile(out)] == [e.msgid for e in polib.pofile(PO)]
+    elif fmt == "srt":
+        assert [s.start for s in srt.parse(out)] == [s.start for s in srt.parse(SRT)]
+    else:
+        assert out.count("<target") == XLIFF_12.count("<target") + 1
+    damaged = document.replace("\n", "\n<<<\n", 3)[:200]
+    bad = client.post("/translate", json={"text": damaged, "format": fmt})
+    assert bad.status_code == 422 and "line" in bad.json()["detail"], bad.text

@@ -44,6 +44,7 @@ def add(commands) -> None:
 
 def run_translate(args: argparse.Namespace) -> int:
     from aiayn.engines import open_translator
+    from aiayn.engines.open import open_copy
 
     given = search_options(args)
     documents = wanted(args)
@@ -57,10 +58,16 @@ def run_translate(args: argparse.Namespace) -> int:
                 "drop --format or --alignments"
             )
         controls.check_lines(len(lines))
-    translator = open_translator(args.model, engine_config(args), tgt_lang=args.tgt_lang)
+    if args.dry_run:
+        translator = open_copy(args.model)
+    else:
+        translator = open_translator(args.model, engine_config(args), tgt_lang=args.tgt_lang)
     language = source_language(args, lines if text is None else text.splitlines(), translator)
     cfg, length = search_for(translator, given)
-    print(f"search: {describe(cfg)}; {length}", file=sys.stderr)
+    said = f"{describe(cfg)}; {length}"
+    if args.dry_run:
+        said = "none (--dry-run: every sentence copied)"
+    print(f"search: {said}", file=sys.stderr)
     if documents:
         source = lines if text is None else text
         return write_output(args, translate_document(args, translator, cfg, source, language))
@@ -90,6 +97,7 @@ def translate_document(
         progress=not args.no_progress,
         choice=read_choice(directory),
         name="<stdin>" if args.input is None else str(args.input),
+        retranslate=args.retranslate,
     )
     if isinstance(source, list):
         from aiayn.documents.alignment import aligned_lines

@@ -1,7 +1,7 @@
-"""A document through a `Translator`: read it (text, markdown, html), split its running text
-into sentences, translate every distinct sentence in one batched search (cut into calls along
-its batches' borders, so that a progress bar can move), put inline tags back by alignment and
-write the document.
+"""A document through a `Translator`: read it (text, markdown, html, po, xliff, srt), split
+its running text into sentences, translate every distinct sentence in one batched search (cut
+into calls along its batches' borders, so that a progress bar can move), put inline tags back
+by alignment and write the document.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from aiayn.config import DecodeConfig
 from aiayn.decode.translate import length_batches
-from aiayn.documents import html, markdown, text
+from aiayn.documents import html, markdown, po, srt, text, xliff
 from aiayn.documents.alignment import Choice, word_pairs
 from aiayn.documents.inline import Node, Tagged, need, project, source_nodes
 from aiayn.documents.parsed import Parsed
@@ -23,6 +23,14 @@ READERS: dict[str, Callable[[str], Parsed]] = {
     "text": text.parse,
     "markdown": markdown.parse,
     "html": html.parse,
+    "po": po.parse,
+    "xliff": xliff.parse,
+    "srt": srt.parse,
+}
+# the formats whose entries may already hold a translation: --retranslate replaces it too
+RETRANSLATING: dict[str, Callable[[str], Parsed]] = {
+    "po": po.retranslating,
+    "xliff": xliff.retranslating,
 }
 FORMATS = ("lines", *READERS)
 CHUNK = 1024  # sentences per call: enough for full batches, often enough for the progress bar
@@ -34,6 +42,7 @@ class DocumentOptions:
     progress: bool = True  # a progress bar over sentences on stderr
     choice: Choice = field(default_factory=Choice)  # where alignments are read from
     name: str = "<stdin>"  # the input, as messages name it
+    retranslate: bool = False  # po, xliff: entries already translated are translated again
 
 
 def translate_document(
@@ -44,7 +53,11 @@ def translate_document(
     options: DocumentOptions = DocumentOptions(),
 ) -> tuple[str, int]:
     """The translated document and how many sentences it had; warnings go to stderr."""
-    parsed = READERS[fmt](document)
+    reader = RETRANSLATING[fmt] if options.retranslate else READERS[fmt]
+    try:
+        parsed = reader(document)
+    except ValueError as err:  # a damaged file: the reader names the line and what to do
+        raise ValueError(f"{options.name}: {err}") from None
     for warning in parsed.warnings:
         print(f"warning: {options.name}: {warning}", file=sys.stderr)
     units = [sentences_of(u, options.language) for u in parsed.units]

@@ -45,6 +45,14 @@ def open_translator(
     return for_language(open_engine(model, config), tgt_lang)
 
 
+def open_copy(model: str | Path) -> Translator:
+    """`aiayn translate --dry-run`: every sentence its own translation, measured in the pieces
+    of `model`'s SentencePiece model (a run, checkpoint or model directory); no weights load."""
+    from aiayn.engines.copy import CopyTranslator
+
+    return CopyTranslator(Tokenizer(layout.model_dir(model)))
+
+
 def open_engine(model: str | Path, config: EngineConfig) -> Translator:
     """The engine `config` names on `model`, untouched by any target language."""
     check_options(config)

@@ -23,7 +23,9 @@ class TranslateRequest(BaseModel):
     nbest: int = Field(PAPER.nbest, ge=1)
     attention: bool = Field(False, description="also return the cross-attention matrix")
     format: DocumentFormat = Field(
-        "lines", description="lines: each text is a sentence; else one whole document"
+        "lines",
+        description="lines: each text is a sentence; else one whole document (po, xliff: "
+        "its untranslated entries, marked for review)",
     )
     target_prefix: str | list[str] | None = Field(
         None, description="the text each translation starts with: one, or one per text"

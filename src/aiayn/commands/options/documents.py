@@ -1,5 +1,6 @@
-"""`aiayn translate --format text|markdown|html` and `--alignments`: when a translation goes
-through aiayn.documents rather than line mode."""
+"""`aiayn translate --format text|markdown|html|po|xliff|srt`, `--alignments`,
+`--retranslate` and `--dry-run`: when a translation goes through aiayn.documents rather than
+line mode, and what it reads."""
 
 from __future__ import annotations
 
@@ -14,7 +15,23 @@ def add_document_options(t: argparse.ArgumentParser) -> None:
         choices=DOCUMENT_FORMATS,
         default="lines",
         help="lines: one sentence per line (default); text: paragraphs split into sentences; "
-        "markdown, html: structure and inline markup kept (docs/translation.md, Documents)",
+        "markdown, html: structure and inline markup kept; po (gettext), xliff (1.2, 2.0): "
+        "untranslated entries, placeholders kept, marked for review; srt: subtitles, timing "
+        "kept (docs/translation.md, Documents)",
+    )
+    t.add_argument(
+        "--retranslate",
+        action="store_true",
+        help="with --format po or xliff: translate the entries that already have a "
+        "translation too (default: only the empty ones)",
+    )
+    t.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="translate nothing: every sentence is copied through the whole document "
+        "path (reader, splitter, tag placement, writer), so the output should be the input; "
+        "only --model's SentencePiece model is read (no weights), to measure sentences for "
+        "--max-input-tokens as the real run would",
     )
     t.add_argument(
         "--alignments",
@@ -31,4 +48,13 @@ def wanted(args: argparse.Namespace) -> bool:
         raise ValueError("--alignments works with --format lines; drop one of them")
     if args.alignments and (args.nbest > 1 or args.sample):
         raise ValueError("--alignments gives the best translation's; drop --nbest / --sample")
+    from aiayn.documents.translate import RETRANSLATING
+
+    if args.retranslate and args.format not in RETRANSLATING:
+        raise ValueError(
+            f"--retranslate is for --format {' or '.join(RETRANSLATING)} (files that hold "
+            f"translations); drop it or --format {args.format}"
+        )
+    if args.dry_run and (args.nbest > 1 or args.sample):
+        raise ValueError("--dry-run copies each sentence once; drop --nbest / --sample")
     return args.format != "lines" or args.alignments
