@@ -9,21 +9,25 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from aiayn.config import DecodeConfig
 from aiayn.decode.translate import length_batches
-from aiayn.documents import html, markdown, text
+from aiayn.documents import docx, html, markdown, odt, text
 from aiayn.documents.alignment import Choice, word_pairs
 from aiayn.documents.inline import Node, Tagged, need, project, source_nodes
 from aiayn.documents.parsed import Parsed
 from aiayn.documents.segment import join, needs_translation, sentences_of
 from aiayn.engines.base import Translation, Translator
 
-READERS: dict[str, Callable[[str], Parsed]] = {
+READERS: dict[str, Callable[[Any], Parsed]] = {
     "text": text.parse,
     "markdown": markdown.parse,
     "html": html.parse,
+    "docx": docx.parse,
+    "odt": odt.parse,
 }
+BINARY = ("docx", "odt")  # formats read and written as bytes (zip packages), not str
 FORMATS = ("lines", *READERS)
 CHUNK = 1024  # sentences per call: enough for full batches, often enough for the progress bar
 
@@ -38,13 +42,17 @@ class DocumentOptions:
 
 def translate_document(
     translator: Translator,
-    document: str,
+    document: str | bytes,
     fmt: str,
     cfg: DecodeConfig,
     options: DocumentOptions = DocumentOptions(),
-) -> tuple[str, int]:
-    """The translated document and how many sentences it had; warnings go to stderr."""
-    parsed = READERS[fmt](document)
+) -> tuple[str | bytes, int]:
+    """The translated document (bytes for a format in BINARY) and how many sentences it had;
+    warnings go to stderr."""
+    try:
+        parsed = READERS[fmt](document)
+    except ValueError as err:  # a damaged file: the reader says where in it
+        raise ValueError(f"{options.name}: {err}") from None
     for warning in parsed.warnings:
         print(f"warning: {options.name}: {warning}", file=sys.stderr)
     units = [sentences_of(u, options.language) for u in parsed.units]
