@@ -33,7 +33,9 @@ def word_file() -> bytes:
     p.add_run("And God said").italic = True
     p.add_run(", ")
     link = OxmlElement("w:hyperlink")
-    link.set(qn("r:id"), d.part.relate_to("https://example.org/", RELATIONSHIP_TYPE.HYPERLINK, True))
+    link.set(
+        qn("r:id"), d.part.relate_to("https://example.org/", RELATIONSHIP_TYPE.HYPERLINK, True)
+    )
     link.append(p.add_run("let there be light")._r)
     p._p.append(link)
     p.add_run(".")

@@ -25,7 +25,9 @@ from aiayn.documents.parsed import Parsed
 KIND = Kind("a Word document (.docx)", "open it in your word processor and save it as .docx")
 TYPES = "[Content_Types].xml"
 # the parts that hold running text, by content type
-MAIN = re.compile(r"(wordprocessingml\.(document|template)|ms-word\.\w+\.macroEnabled\w*)\.main\+xml$")
+MAIN = re.compile(
+    r"(wordprocessingml\.(document|template)|ms-word\.\w+\.macroEnabled\w*)\.main\+xml$"
+)
 OTHER = re.compile(r"wordprocessingml\.(header|footer|footnotes|endnotes)\+xml$")
 CONTAINERS = {"hyperlink", "ins", "moveTo", "smartTag", "customXml", "dir", "bdo"}  # wrap runs
 PROPERTIES = {"pPr", "rPr", "smartTagPr", "customXmlPr"}  # kept first in their element
@@ -70,7 +72,7 @@ def parse(data: bytes) -> Parsed:
     units: list[Tagged] = []
     writes: list = []
     for tree in trees.values():
-        ns = "{%s}" % etree.QName(tree.getroot()).namespace
+        ns = f"{{{etree.QName(tree.getroot()).namespace}}}"
         for p in list(tree.getroot().iter(f"{ns}p")):
             paragraph(p, ns, units, writes)
 

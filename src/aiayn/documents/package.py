@@ -27,7 +27,7 @@ class Package:
         self.kind = kind
         try:
             archive = zipfile.ZipFile(io.BytesIO(data))
-        except zipfile.BadZipFile:
+        except (zipfile.BadZipFile, ValueError, OSError, EOFError):  # ValueError: a bad offset
             raise ValueError(
                 f"not a zip file, which {kind.name} is: the file is damaged, or another format "
                 f"(an old binary or a password-protected one); {kind.fix}"
@@ -41,7 +41,7 @@ class Package:
             )
         try:
             self.members = {i.filename: archive.read(i) for i in self.infos}
-        except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError) as err:
+        except (zipfile.BadZipFile, ValueError, OSError, EOFError, NotImplementedError) as err:
             raise ValueError(f"a damaged zip file ({err}); {kind.fix}") from None
 
     def member(self, name: str, what: str) -> bytes:
@@ -78,11 +78,20 @@ class Package:
                 data = self.members[info.filename]
                 tree = trees.get(info.filename)
                 if tree is not None:
-                    data = etree.tostring(
-                        tree,
-                        xml_declaration=True,
-                        encoding=tree.docinfo.encoding or "UTF-8",
-                        standalone=tree.docinfo.standalone,
-                    )
+                    body = etree.tostring(tree, encoding="UTF-8", xml_declaration=False)
+                    data = declaration(data) + body
                 archive.writestr(copy.copy(info), data)
         return out.getvalue()
+
+
+def declaration(data: bytes) -> bytes:
+    """A member's XML declaration and the whitespace after it, as they were (lxml cannot tell
+    standalone="no" from no standalone at all); written back in UTF-8, so a member declared in
+    another encoding is declared UTF-8."""
+    if not data.startswith(b"<?xml"):
+        return b""
+    end = data.index(b"?>") + 2
+    head = data[:end]
+    if b"encoding" in head and b"utf-8" not in head.lower():
+        head = b'<?xml version="1.0" encoding="UTF-8"?>'
+    return head + data[end : end + len(data[end:]) - len(data[end:].lstrip())]

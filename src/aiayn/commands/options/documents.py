@@ -1,5 +1,5 @@
-"""`aiayn translate --format text|markdown|html` and `--alignments`: when a translation goes
-through aiayn.documents rather than line mode."""
+"""`aiayn translate --format text|markdown|html|docx|odt` and `--alignments`: when a
+translation goes through aiayn.documents rather than line mode."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ def add_document_options(t: argparse.ArgumentParser) -> None:
         choices=DOCUMENT_FORMATS,
         default="lines",
         help="lines: one sentence per line (default); text: paragraphs split into sentences; "
-        "markdown, html: structure and inline markup kept (docs/translation.md, Documents)",
+        "markdown, html, docx, odt: structure and inline markup kept (docx and odt need "
+        "--output or a redirected stdout; docs/translation.md, Documents)",
     )
     t.add_argument(
         "--alignments",
