@@ -4,6 +4,7 @@ Word splits runs at every edit), a hyperlink, a tab, fields, a table, a header a
 
 from __future__ import annotations
 
+import functools
 import io
 
 WORD_TEXTS = [
@@ -15,6 +16,7 @@ WORD_TEXTS = [
 ]
 
 
+@functools.cache  # made once: a zip stamps its members with the time they were written
 def word_file() -> bytes:
     """A .docx: body paragraphs with bold, italic and a link, a complex field, a table, a
     header and a footer with a PAGE field."""
@@ -80,6 +82,7 @@ def field(p, instruction: str, result: str) -> None:
             run._r.append(mark)
 
 
+@functools.cache
 def odt_file() -> bytes:
     """An .odt: a heading, paragraphs with bold and italic spans (one holding a space), a link,
     a line break, a list, a table and a footer."""
