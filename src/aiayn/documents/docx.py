@@ -4,14 +4,15 @@ WordprocessingML parts are read directly. Every paragraph (`w:p`) of the main do
 tables and text boxes, the headers, footers, footnotes and endnotes is a unit; its runs' text
 is the running text. The paragraph's most common run formatting is its base; runs formatted
 otherwise (bold, italic, a character style...) become tags, adjacent runs of the same
-formatting merged first (Word splits runs at every edit), and hyperlinks, tracked insertions
-and smart tags tags around theirs. Tabs, breaks, drawings, note references, bookmarks and
-fields (kept whole, their results untranslated) are void tags. Styles, numbering, images and
-section properties are untouched.
+formatting merged first (Word splits runs at every edit); a hyperlink, a tracked insertion or a
+smart tag is a tag around its runs. Tabs, breaks, drawings, note references, bookmarks, content
+controls and fields (kept whole, their results untranslated) are void tags. Styles, numbering,
+images and section properties are untouched.
 """
 
 from __future__ import annotations
 
+import copy
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -87,11 +88,16 @@ def parse(data: bytes) -> Parsed:
 def text_parts(package: Package) -> list[str]:
     """The main document part, then headers, footers and notes, as [Content_Types] lists them."""
     types = package.xml(TYPES, "the package's list of parts")
-    main, other = [], []
-    for el in types.getroot():
+    main: list[str] = []
+    other: list[str] = []
+    for el in types.getroot().iter("{*}Override"):
         name, kind = el.get("PartName", "").lstrip("/"), el.get("ContentType", "")
-        if name in package.members:
-            (main if MAIN.search(kind) else other if OTHER.search(kind) else []).append(name)
+        if name not in package.members:
+            continue
+        if MAIN.search(kind):
+            main.append(name)
+        elif OTHER.search(kind):
+            other.append(name)
     if not main:
         raise ValueError(
             f"{TYPES} names no main document part (word/document.xml): not {KIND.name}, or "
@@ -249,7 +255,7 @@ def write(parent, nodes: list[Node], rpr, at: Writing) -> None:
         elif isinstance(payload, Piece):
             r = etree.SubElement(parent, f"{at.ns}r")
             if payload.rpr is not None:
-                r.append(copy_of(payload.rpr))
+                r.append(copy.deepcopy(payload.rpr))
             r.append(payload.child)
         elif isinstance(payload, Whole):
             parent.extend(payload.elements)
@@ -267,14 +273,8 @@ def text_run(rpr, text: str, ns: str):
 
     r = etree.Element(f"{ns}r")
     if rpr is not None:
-        r.append(copy_of(rpr))
+        r.append(copy.deepcopy(rpr))
     t = etree.SubElement(r, f"{ns}t")
     t.text = text
     t.set("{http://www.w3.org/XML/1998/namespace}space", "preserve")
     return r
-
-
-def copy_of(el):
-    import copy
-
-    return copy.deepcopy(el)
