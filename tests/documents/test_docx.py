@@ -154,3 +154,21 @@ def test_the_command_line_with_a_tiny_model(talking_model, tmp_path):
     assert d.paragraphs[0].text != "The light of God."
     kept = {k: v for k, v in members(word_file()).items() if k not in TEXT_PARTS}
     assert {k: v for k, v in members(out.read_bytes()).items() if k not in TEXT_PARTS} == kept
+
+
+def test_a_zip_file_goes_to_stdout_only_when_it_is_not_a_terminal(
+    talking_model, tmp_path, monkeypatch, capsysbinary
+):
+    import docx
+
+    (tmp_path / "report.docx").write_bytes(word_file())
+    argv = ["translate", "--model", str(talking_model), "--format", "docx", "--no-progress"]
+    argv += ["--input", str(tmp_path / "report.docx")]
+    assert main(argv) == 0
+    out = capsysbinary.readouterr().out
+    assert len(docx.Document(io.BytesIO(out)).paragraphs) == 4
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    assert main(argv) == 2
+    assert "--format docx writes a zip file, not text: give --output" in (
+        capsysbinary.readouterr().err.decode()
+    )
