@@ -20,7 +20,7 @@ class Limits:
     max_pending: int = 128  # requests waiting or being translated; one more gets 503 at once
     rate: str = ""  # per API key or client address, e.g. "60/minute" (slowapi); "" = none
     max_document_chars: int = 30_000  # a document's running text ("format" other than lines)
-    max_document_bytes: int = 1_000_000  # a docx or odt file, before base64
+    max_document_bytes: int = 280_000  # a docx or odt file, before base64 (within max_body)
 
     @property
     def max_body(self) -> int:
