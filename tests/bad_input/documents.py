@@ -3,10 +3,13 @@ a named warning with nothing lost."""
 
 from __future__ import annotations
 
+import io
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
 from tests.bad_input.kit import Case, Fixtures, Outcome, aiayn
+from tests.documents.office_files import odt_file, word_file
 
 
 def document(
@@ -41,6 +44,24 @@ def translate(*flags: str) -> Callable[[Fixtures, Path], Outcome]:
         return aiayn(["translate", "--model", str(f.run), "--input", str(tmp / "a.txt"), *flags])
 
     return case
+
+
+def zipped(parts: dict[str, bytes]) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        for name, content in parts.items():
+            z.writestr(name, content)
+    return out.getvalue()
+
+
+def office(make: Callable[[], bytes], name: str, content: bytes | None) -> bytes:
+    """A good office file of the tests (docx or odt) with a member replaced or (None) removed."""
+    with zipfile.ZipFile(io.BytesIO(make())) as z:
+        parts = {n: z.read(n) for n in z.namelist() if n != name or content is not None}
+    return zipped(parts if content is None else parts | {name: content})
+
+
+OLE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(504)  # an old binary .doc's header
 
 
 LONG = ("word " * 300).strip().encode() + b".\n"
@@ -184,5 +205,53 @@ CASES = [
         translate("--retranslate", "--format", "html"),
         2,
         ("--retranslate is for --format po or xliff", "drop it or --format html"),
+    ),
+    Case(
+        "translate --format docx: an old binary .doc renamed .docx",
+        document("old.docx", OLE, "docx"),
+        2,
+        ("old.docx", "not a zip file", "Word document", "save it as .docx"),
+    ),
+    Case(
+        "translate --format docx: a zip without the main document part",
+        document("other.docx", office(word_file, "word/document.xml", None), "docx"),
+        2,
+        ("other.docx", "no main document part (word/document.xml)", "save it as .docx"),
+    ),
+    Case(
+        "translate --format docx: broken XML in word/document.xml",
+        document(
+            "broken.docx", office(word_file, "word/document.xml", b"<w:document><w:p>"), "docx"
+        ),
+        2,
+        ("broken.docx", "word/document.xml, line 1, column", "broken XML", "save it as .docx"),
+    ),
+    Case(
+        "translate --format odt: not a zip file",
+        document("plain.odt", b"The light of God.\n", "odt"),
+        2,
+        ("plain.odt", "not a zip file", "OpenDocument text", "save it as .odt"),
+    ),
+    Case(
+        "translate --format odt: a zip without content.xml",
+        document("empty.odt", office(odt_file, "content.xml", None), "odt"),
+        2,
+        ("empty.odt", "no content.xml", "save it as .odt"),
+    ),
+    Case(
+        "translate --format odt: broken XML in content.xml",
+        document("broken.odt", office(odt_file, "content.xml", b"<a><b></a>"), "odt"),
+        2,
+        ("broken.odt", "content.xml, line 1, column", "broken XML", "save it as .odt"),
+    ),
+    Case(
+        "translate --format odt: a spreadsheet, not a text document",
+        document(
+            "sheet.odt",
+            office(odt_file, "mimetype", b"application/vnd.oasis.opendocument.spreadsheet"),
+            "odt",
+        ),
+        2,
+        ("sheet.odt", "mimetype", "opendocument.spreadsheet", "not a text document"),
     ),
 ]

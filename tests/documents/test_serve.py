@@ -1,11 +1,16 @@
 """POST /translate with "format": a whole document, as `aiayn translate --format` gives it."""
 
+import base64
+
 import pytest
+from fastapi import HTTPException
 from fastapi.testclient import TestClient
 
 from aiayn.cli import main
 from aiayn.documents.skeleton import html_skeleton
 from aiayn.serve.app import Limits, create_app
+from aiayn.serve.limits import check_file
+from tests.documents.office_files import odt_file, word_file
 from tests.documents.test_html import PAGE
 
 
@@ -32,6 +37,8 @@ def test_a_document_is_translated_as_the_command_line_does(client, talking_model
         ({"text": ["a", "b"], "format": "text"}, 422, "takes one text (the document)"),
         ({"text": "x" * 5001, "format": "markdown"}, 413, "the limit is 5000"),
         ({"text": "A dog.", "format": "pdf"}, 422, "format"),
+        ({"text": "<p>not base64</p>", "format": "docx"}, 422, "the file in base64"),
+        ({"text": "bm90IGEgemlw", "format": "odt"}, 422, "not a zip file"),
     ],
 )
 def test_bad_document_requests(client, body, status, says):
@@ -59,3 +66,26 @@ def test_localisation_files_through_the_api(client, fmt):
     damaged = document.replace("\n", "\n<<<\n", 3)[:200]
     bad = client.post("/translate", json={"text": damaged, "format": fmt})
     assert bad.status_code == 422 and "line" in bad.json()["detail"], bad.text
+
+
+@pytest.mark.parametrize(("fmt", "make"), [("docx", word_file), ("odt", odt_file)])
+def test_an_office_file_in_base64(client, talking_model, tmp_path, fmt, make):
+    data = make()
+    got = client.post("/translate", json={"text": base64.b64encode(data).decode(), "format": fmt})
+    assert got.status_code == 200, got.text
+    (tmp_path / f"in.{fmt}").write_bytes(data)
+    argv = ["translate", "--model", str(talking_model), "--input", str(tmp_path / f"in.{fmt}")]
+    out = tmp_path / f"out.{fmt}"
+    assert main([*argv, "--output", str(out), "--format", fmt]) == 0
+    assert base64.b64decode(got.json()["document"]) == out.read_bytes()
+
+
+def test_an_office_file_over_the_limits():
+    with pytest.raises(HTTPException) as err:
+        check_file(base64.b64encode(word_file()).decode(), "docx", Limits(max_document_bytes=100))
+    assert err.value.status_code == 413 and "the limit is 100" in err.value.detail
+    with pytest.raises(HTTPException) as err:
+        check_file(base64.b64encode(odt_file()).decode(), "odt", Limits(max_document_chars=50))
+    assert (
+        err.value.status_code == 413 and "characters of text; the limit is 50" in err.value.detail
+    )

@@ -11,7 +11,7 @@ from aiayn.commands.options.controls import add_controls, controls_of
 from aiayn.commands.options.decoding import add_decoding, describe
 from aiayn.commands.options.documents import add_document_options, wanted
 from aiayn.commands.options.engine import PAPER, engine_config, search_for, search_options
-from aiayn.commands.options.languages import add_src_lang, add_tgt_lang, source_language
+from aiayn.commands.options.languages import AUTO, add_src_lang, add_tgt_lang, source_language
 from aiayn.commands.options.reading import read_document, read_lines
 
 if TYPE_CHECKING:
@@ -48,7 +48,8 @@ def run_translate(args: argparse.Namespace) -> int:
 
     given = search_options(args)
     documents = wanted(args)
-    text = read_document(args.input) if args.format != "lines" else None
+    binary = binary_output(args)
+    text = read_document(args.input, binary) if args.format != "lines" else None
     lines = read_lines(args.input) if text is None else []
     controls = controls_of(args)
     if controls is not None:
@@ -62,7 +63,7 @@ def run_translate(args: argparse.Namespace) -> int:
         translator = open_copy(args.model)
     else:
         translator = open_translator(args.model, engine_config(args), tgt_lang=args.tgt_lang)
-    language = source_language(args, lines if text is None else text.splitlines(), translator)
+    language = source_language(args, lines if text is None else paragraphs(args, text), translator)
     cfg, length = search_for(translator, given)
     said = f"{describe(cfg)}; {length}"
     if args.dry_run:
@@ -80,9 +81,9 @@ def translate_document(
     args: argparse.Namespace,
     translator: Translator,
     cfg: DecodeConfig,
-    source: str | list[str],
+    source: str | bytes | list[str],
     language: str,
-) -> str:
+) -> str | bytes:
     """The output for a document (`--format`), or for lines with their alignments; `language`
     is the sentence splitter's."""
     from aiayn.config import EngineConfig
@@ -119,9 +120,56 @@ def format_nbest(nbest: list[list[Translation]]) -> str:
     )
 
 
-def write_output(args: argparse.Namespace, text: str) -> int:
+def binary_output(args: argparse.Namespace) -> bool:
+    """Whether the document is a zip package (docx, odt): read as bytes, written to --output
+    or to a standard output that is not a terminal."""
+    from aiayn.documents import BINARY
+
+    if args.format not in BINARY:
+        return False
+    if args.output is None and sys.stdout.isatty():
+        raise ValueError(
+            f"--format {args.format} writes a zip file, not text: give --output FILE "
+            "(or redirect standard output to a file)"
+        )
+    return True
+
+
+def paragraphs(args: argparse.Namespace, text: str | bytes) -> list[str]:
+    """A document's lines for --src-lang auto: a zip package's paragraphs, as its reader finds
+    them (only then is it read twice)."""
+    if isinstance(text, str):
+        return text.splitlines()
+    if args.src_lang != AUTO:
+        return []
+    from aiayn.documents.translate import READERS
+
+    try:
+        return [unit.text for unit in READERS[args.format](text).units]
+    except ValueError as err:
+        raise ValueError(f"{args.input or '<stdin>'}: {err}") from None
+
+
+def write_output(args: argparse.Namespace, text: str | bytes) -> int:
+    if isinstance(text, bytes):
+        return write_bytes(args.output, text)
     if args.output is None:
         sys.stdout.write(text)
     else:
         args.output.write_text(text, encoding="utf-8")
+    return 0
+
+
+def write_bytes(path: Path | None, data: bytes) -> int:
+    """A zip package to standard output, or to a file written atomically (a device, such as
+    /dev/stdout, written as it is)."""
+    from aiayn.files import atomic_write
+
+    if path is None:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    elif path.exists() and not path.is_file():
+        path.write_bytes(data)
+    else:
+        atomic_write(path, lambda tmp: tmp.write_bytes(data))
     return 0

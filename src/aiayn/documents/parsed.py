@@ -12,5 +12,6 @@ from aiayn.documents.inline import Node, Tagged
 @dataclass
 class Parsed:
     units: list[Tagged]  # paragraphs, headings, cells...: each split into sentences later
-    rebuild: Callable[[list[list[Node]]], str]  # each unit's translation -> the document
+    # each unit's translation -> the document (bytes for a zip package: docx, odt)
+    rebuild: Callable[[list[list[Node]]], str | bytes]
     warnings: list[str] = field(default_factory=list)  # repairs made while reading, in words

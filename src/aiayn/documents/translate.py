@@ -9,29 +9,33 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from aiayn.config import DecodeConfig
 from aiayn.decode.translate import length_batches
-from aiayn.documents import html, markdown, po, srt, text, xliff
+from aiayn.documents import docx, html, markdown, odt, po, srt, text, xliff
 from aiayn.documents.alignment import Choice, word_pairs
 from aiayn.documents.inline import Node, Tagged, need, project, source_nodes
 from aiayn.documents.parsed import Parsed
 from aiayn.documents.segment import join, needs_translation, sentences_of
 from aiayn.engines.base import Translation, Translator
 
-READERS: dict[str, Callable[[str], Parsed]] = {
+READERS: dict[str, Callable[[Any], Parsed]] = {
     "text": text.parse,
     "markdown": markdown.parse,
     "html": html.parse,
     "po": po.parse,
     "xliff": xliff.parse,
     "srt": srt.parse,
+    "docx": docx.parse,
+    "odt": odt.parse,
 }
 # the formats whose entries may already hold a translation: --retranslate replaces it too
 RETRANSLATING: dict[str, Callable[[str], Parsed]] = {
     "po": po.retranslating,
     "xliff": xliff.retranslating,
 }
+BINARY = ("docx", "odt")  # formats read and written as bytes (zip packages), not str
 FORMATS = ("lines", *READERS)
 CHUNK = 1024  # sentences per call: enough for full batches, often enough for the progress bar
 
@@ -47,16 +51,16 @@ class DocumentOptions:
 
 def translate_document(
     translator: Translator,
-    document: str,
+    document: str | bytes,
     fmt: str,
     cfg: DecodeConfig,
     options: DocumentOptions = DocumentOptions(),
-) -> tuple[str, int]:
-    """The translated document and how many sentences it had; warnings go to stderr."""
-    reader = RETRANSLATING[fmt] if options.retranslate else READERS[fmt]
+) -> tuple[str | bytes, int]:
+    """The translated document (bytes for a format in BINARY) and how many sentences it had;
+    warnings go to stderr."""
     try:
-        parsed = reader(document)
-    except ValueError as err:  # a damaged file: the reader names the line and what to do
+        parsed = (RETRANSLATING[fmt] if options.retranslate else READERS[fmt])(document)
+    except ValueError as err:  # a damaged file: the reader says where in it
         raise ValueError(f"{options.name}: {err}") from None
     for warning in parsed.warnings:
         print(f"warning: {options.name}: {warning}", file=sys.stderr)

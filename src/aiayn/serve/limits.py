@@ -19,14 +19,16 @@ class Limits:
     max_seconds: float = 10.0  # a model call's deadline; a request past it gets 422
     max_pending: int = 128  # requests waiting or being translated; one more gets 503 at once
     rate: str = ""  # per API key or client address, e.g. "60/minute" (slowapi); "" = none
-    max_document_chars: int = 30_000  # a document ("format": text, markdown, html)
+    max_document_chars: int = 30_000  # a document's running text ("format" other than lines)
+    max_document_bytes: int = 280_000  # a docx or odt file, before base64 (within max_body)
 
     @property
     def max_body(self) -> int:
         """Bytes a request body may have, checked before it is read: every text at its limit
-        with each character JSON-escaped at its longest (a surrogate pair, 12 bytes), and room
-        for the other fields."""
-        return self.max_texts * (12 * self.max_chars + 16) + 4096
+        with each character JSON-escaped at its longest (a surrogate pair, 12 bytes), or a
+        docx or odt file at its limit in base64; and room for the other fields."""
+        texts = self.max_texts * (12 * self.max_chars + 16)
+        return max(texts, 4 * self.max_document_bytes // 3 + 4) + 4096
 
 
 def check_limits(texts: list[str], req: TranslateRequest, limits: Limits) -> None:
@@ -67,19 +69,59 @@ def check_limits(texts: list[str], req: TranslateRequest, limits: Limits) -> Non
         )
 
 
-def check_document(req: TranslateRequest, limits: Limits) -> None:
-    """A request of one document ("format": text, markdown or html)."""
+def check_document(req: TranslateRequest, limits: Limits) -> str | bytes:
+    """A request of one document ("format" other than lines): the document, a docx or odt
+    file decoded from base64."""
+    from aiayn.documents import BINARY
+
     if not isinstance(req.text, str) or req.nbest != 1 or req.attention:
         raise HTTPException(
             422,
             f'invalid request: "format": "{req.format}" takes one text (the document), '
             "without nbest or attention",
         )
+    if req.beam > limits.max_beam:
+        raise HTTPException(422, f"invalid request: beam {req.beam} > {limits.max_beam}")
+    if req.format in BINARY:
+        return check_file(req.text, req.format, limits)
     if len(req.text) > limits.max_document_chars:
         raise HTTPException(
             413,
             f"the document has {len(req.text)} characters; the limit is "
             f"{limits.max_document_chars}: send it in parts",
         )
-    if req.beam > limits.max_beam:
-        raise HTTPException(422, f"invalid request: beam {req.beam} > {limits.max_beam}")
+    return req.text
+
+
+def check_file(text: str, fmt: str, limits: Limits) -> bytes:
+    """A docx or odt file sent in base64: its size, and the running text it holds."""
+    import base64
+    import binascii
+
+    from aiayn.documents.translate import READERS
+
+    try:
+        data = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError) as err:
+        raise HTTPException(
+            422,
+            f'invalid request: "text": with "format": "{fmt}", the file in base64 ({err}); '
+            "encode the file's bytes in base64",
+        ) from None
+    if len(data) > limits.max_document_bytes:
+        raise HTTPException(
+            413,
+            f"the file has {len(data)} bytes; the limit is {limits.max_document_bytes}: "
+            "send it in parts",
+        )
+    try:
+        chars = sum(len(unit.text) for unit in READERS[fmt](data).units)
+    except ValueError as err:
+        raise HTTPException(422, f"the document: {err}") from None
+    if chars > limits.max_document_chars:
+        raise HTTPException(
+            413,
+            f"the document has {chars} characters of text; the limit is "
+            f"{limits.max_document_chars}: send it in parts",
+        )
+    return data

@@ -18,7 +18,9 @@ class TranslateRequest(BaseModel):
     # or "4" is refused, not read as 1 or 4 (schemathesis found it)
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    text: str | list[str] = Field(description="one text, or a list of texts")
+    text: str | list[str] = Field(
+        description="one text, or a list of texts; with format docx or odt, the file in base64"
+    )
     beam: int = Field(PAPER.beam, ge=1)
     nbest: int = Field(PAPER.nbest, ge=1)
     attention: bool = Field(False, description="also return the cross-attention matrix")

@@ -75,10 +75,10 @@ async def translate_endpoint(req: TranslateRequest, s: Shared, b: Batcher) -> di
 
 async def translate_document(req: TranslateRequest, s: Shared, b: Batcher) -> dict:
     """A request of one document, translated whole in the model thread."""
-    check_document(req, s.limits)
+    document = check_document(req, s.limits)
     try:
         return await b.in_model_thread(
-            s.document, req.text, req.format, req.beam, req.tgt_lang, req.src_lang
+            s.document, document, req.format, req.beam, req.tgt_lang, req.src_lang
         )
     except ValueError as err:  # e.g. a sentence over the input limit
         raise HTTPException(422, f"the document: {err}") from None

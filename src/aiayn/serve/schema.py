@@ -47,7 +47,9 @@ class Translations(BaseModel):
 class DocumentTranslation(BaseModel):
     """The answer to a request with "format" text, markdown or html."""
 
-    document: str = Field(description="the translated document, its structure kept")
+    document: str = Field(
+        description="the translated document, its structure kept (docx, odt: in base64)"
+    )
     sentences: int = Field(description="the sentences translated")
 
 

@@ -4,6 +4,7 @@ in the model thread."""
 
 from __future__ import annotations
 
+import base64
 import sys
 import time
 from concurrent.futures import Executor
@@ -92,10 +93,10 @@ class Served:
         return {"source": maps.source, "target": maps.target_out, "cross": cross}
 
     def document(
-        self, text: str, fmt: DocumentFormat, beam: int, tgt: str | None, src: str | None
+        self, text: str | bytes, fmt: DocumentFormat, beam: int, tgt: str | None, src: str | None
     ) -> dict:
-        """A whole document, as `aiayn translate --format` gives it; `src` is the language of
-        its sentence splitter (None: DocumentOptions' default)."""
+        """A whole document, as `aiayn translate --format` gives it (a docx or odt file in
+        base64); `src` is the language of its sentence splitter (None: DocumentOptions')."""
         from aiayn.documents import DocumentOptions, translate_document
 
         options = DocumentOptions(progress=False, name="the document")
@@ -103,4 +104,6 @@ class Served:
             options = replace(options, language=src)
         into = for_language(self.translator, tgt, "tgt_lang")
         out, n = translate_document(into, text, fmt, self.search.replace(beam=beam), options)
+        if isinstance(out, bytes):
+            out = base64.b64encode(out).decode("ascii")
         return {"document": out, "sentences": n}

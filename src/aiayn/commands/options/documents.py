@@ -1,4 +1,4 @@
-"""`aiayn translate --format text|markdown|html|po|xliff|srt`, `--alignments`,
+"""`aiayn translate --format text|markdown|html|po|xliff|srt|docx|odt`, `--alignments`,
 `--retranslate` and `--dry-run`: when a translation goes through aiayn.documents rather than
 line mode, and what it reads."""
 
@@ -15,7 +15,8 @@ def add_document_options(t: argparse.ArgumentParser) -> None:
         choices=DOCUMENT_FORMATS,
         default="lines",
         help="lines: one sentence per line (default); text: paragraphs split into sentences; "
-        "markdown, html: structure and inline markup kept; po (gettext), xliff (1.2, 2.0): "
+        "markdown, html, docx, odt: structure and inline markup kept (docx and odt need "
+        "--output or a redirected stdout); po (gettext), xliff (1.2, 2.0): "
         "untranslated entries, placeholders kept, marked for review; srt: subtitles, timing "
         "kept (docs/translation.md, Documents)",
     )

@@ -1,5 +1,5 @@
-"""Reading what a command translates: lines, or a whole document (UTF-8, nothing binary; a
-.gz/.xz/.bz2 file decompressed), from a file or standard input."""
+"""Reading what a command translates: lines, or a whole document (UTF-8, nothing binary but a
+zip package; a .gz/.xz/.bz2 file decompressed), from a file or standard input."""
 
 from __future__ import annotations
 
@@ -27,12 +27,14 @@ def read_lines(path: Path | None) -> list[str]:
     return out
 
 
-def read_document(path: Path | None) -> str:
+def read_document(path: Path | None, binary: bool = False) -> str | bytes:
     """A whole UTF-8 document (or stdin); a binary or non-UTF-8 file is an error naming the
-    byte offset."""
+    byte offset. `binary`: the file's bytes as they are (a zip package: docx, odt)."""
     from aiayn.data.sources import read_input
 
     raw = sys.stdin.buffer.read() if path is None else read_input(path)
+    if binary:
+        return raw
     name = "<stdin>" if path is None else str(path)
     nul = raw.find(b"\0")
     if nul >= 0:
