@@ -19,9 +19,7 @@ DECODE_PRECISIONS: tuple[DecodePrecision, ...] = get_args(DecodePrecision)
 Engine = Literal["aiayn", "ctranslate2", "onnx"]  # our model; exported for CTranslate2 or ONNX
 ENGINES: tuple[Engine, ...] = get_args(Engine)
 # What a translation reads: a sentence per line, or one whole document (aiayn.documents)
-DocumentFormat = Literal[
-    "lines", "text", "markdown", "html", "po", "xliff", "srt", "docx", "odt"
-]
+DocumentFormat = Literal["lines", "text", "markdown", "html", "po", "xliff", "srt", "docx", "odt"]
 DOCUMENT_FORMATS: tuple[DocumentFormat, ...] = get_args(DocumentFormat)
 
 
