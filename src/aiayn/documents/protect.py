@@ -56,10 +56,14 @@ class Protected:
 class Protector:
     """The patterns a translation protects: the built-in ones and the user's, each checked."""
 
-    def __init__(self, patterns: tuple[str, ...] = (), builtin: bool = True) -> None:
+    def __init__(
+        self, patterns: tuple[str, ...] = (), builtin: bool = True, field: str = "--protect"
+    ) -> None:
+        """`field` names where the user's patterns come from, for messages."""
         self.patterns = [re.compile(p) for p in (*BUILTIN.values(),) * builtin]
+        self.default = builtin and not patterns  # the protection every request gets
         for pattern in patterns:
-            self.patterns.append(checked(pattern, f"--protect {pattern!r}"))
+            self.patterns.append(checked(pattern, f"{field} {pattern!r}"))
 
     @classmethod
     def load(
@@ -70,6 +74,7 @@ class Protector:
         found = cls(patterns, builtin)
         for path in files:
             found.patterns += read_patterns(path)
+            found.default = False
         return found
 
     def spans(self, text: str) -> list[tuple[int, int]]:

@@ -56,7 +56,13 @@ async def translate_endpoint(req: TranslateRequest, s: Shared, b: Batcher) -> di
     alternatives: list[list[Alternative]] = []
     try:
         controls = req.controls(len(texts))
-        if controls is None and not req.alternatives:
+        protector = req.protector()
+        if (
+            controls is None
+            and not req.alternatives
+            and protector is not None
+            and protector.default
+        ):
             results = await within_budget(b, texts, req, s)
         else:
             results, alternatives = await b.in_model_thread(s.steered, texts, req, controls)
@@ -77,8 +83,12 @@ async def translate_document(req: TranslateRequest, s: Shared, b: Batcher) -> di
     """A request of one document, translated whole in the model thread."""
     check_document(req, s.limits)
     try:
+        protector = req.protector()
+    except ValueError as err:
+        raise HTTPException(422, f"invalid request: {err}") from None
+    try:
         return await b.in_model_thread(
-            s.document, req.text, req.format, req.beam, req.tgt_lang, req.src_lang
+            s.document, req.text, req.format, req.beam, req.tgt_lang, req.src_lang, protector
         )
     except ValueError as err:  # e.g. a sentence over the input limit
         raise HTTPException(422, f"the document: {err}") from None
@@ -104,7 +114,9 @@ async def answer(
         ]
     if req.attention and text.strip():
         try:
-            item["attention"] = await b.in_model_thread(s.attention, text, found[0])
+            item["attention"] = await b.in_model_thread(
+                s.attention, text, found[0], req.protector()
+            )
         except ValueError as err:  # an engine that cannot show them says why
             raise HTTPException(422, f"attention maps: {err}") from None
     return item

@@ -13,12 +13,15 @@ from typing import Any
 
 from aiayn.config import DecodeConfig, DocumentFormat, EngineConfig
 from aiayn.decode.controls.words import Controls
+from aiayn.documents.lines import LineTranslator
+from aiayn.documents.protect import Protector
 from aiayn.engines import Alternative, Translation, Translator, open_translator
 from aiayn.engines.languages import for_language, model_languages
 from aiayn.serve.limits import Limits
 from aiayn.serve.request import PAPER, TranslateRequest
 
 LENGTH_FIELDS = ("alpha", "length_penalty", "stop")  # what /health says of the search
+PROTECTOR = Protector()  # what a request keeps verbatim unless it asks otherwise
 
 
 @dataclass(frozen=True)
@@ -65,7 +68,8 @@ class Served:
 
     def translate(self, texts: list[str], beam: int, nbest: int) -> list[list[Translation]]:
         """One model call of the batcher, within the budget."""
-        return self.translator.nbest(texts, self.budgeted(beam, nbest))
+        lines = LineTranslator(self.translator, PROTECTOR)
+        return lines.nbest(texts, self.budgeted(beam, nbest))
 
     def steered(
         self, texts: list[str], req: TranslateRequest, controls: Controls | None
@@ -73,7 +77,8 @@ class Served:
         """A request with controls or alternatives, on its own (its batch mates would need
         the same controls): its n-best lists and each text's alternatives."""
         cfg = self.budgeted(req.beam, req.nbest)
-        found = self.translator.nbest(texts, cfg, controls)
+        lines = LineTranslator(self.translator, req.protector())
+        found = lines.nbest(texts, cfg, controls)
         alts = []
         for i, text in enumerate(texts if req.alternatives else []):
             one = (
@@ -81,24 +86,30 @@ class Served:
                 if (controls and controls.target_prefix is not None)
                 else controls
             )
-            alts.append(self.translator.alternatives(text, req.alternatives, cfg, one))
+            alts.append(lines.alternatives(text, req.alternatives, cfg, one))
         return found, alts
 
-    def attention(self, text: str, found: Translation) -> dict:
+    def attention(self, text: str, found: Translation, protector: Protector | None) -> dict:
         """The last layer's cross-attention (heads' mean) over the translation found: one
-        teacher-forced pass, not a second search."""
-        maps = self.translator.attention(text, found)
+        teacher-forced pass, not a second search (over the text as searched: spans out)."""
+        maps = LineTranslator(self.translator, protector).attention(text, found)
         cross = maps.cross[-1].round(4).tolist()
         return {"source": maps.source, "target": maps.target_out, "cross": cross}
 
     def document(
-        self, text: str, fmt: DocumentFormat, beam: int, tgt: str | None, src: str | None
+        self,
+        text: str,
+        fmt: DocumentFormat,
+        beam: int,
+        tgt: str | None,
+        src: str | None,
+        protector: Protector | None = PROTECTOR,
     ) -> dict:
         """A whole document, as `aiayn translate --format` gives it; `src` is the language of
         its sentence splitter (None: DocumentOptions' default)."""
         from aiayn.documents import DocumentOptions, translate_document
 
-        options = DocumentOptions(progress=False, name="the document")
+        options = DocumentOptions(progress=False, name="the document", protect=protector)
         if src is not None:
             options = replace(options, language=src)
         into = for_language(self.translator, tgt, "tgt_lang")
