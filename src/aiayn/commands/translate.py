@@ -11,7 +11,12 @@ from aiayn.commands.options.controls import add_controls, controls_of
 from aiayn.commands.options.decoding import add_decoding, describe
 from aiayn.commands.options.documents import add_document_options, wanted
 from aiayn.commands.options.engine import PAPER, engine_config, search_for, search_options
-from aiayn.commands.options.languages import add_src_lang, add_tgt_lang, source_language
+from aiayn.commands.options.languages import (
+    add_src_lang,
+    add_tgt_lang,
+    say_mismatch,
+    source_language,
+)
 from aiayn.commands.options.protect import add_protect, protector_of
 from aiayn.commands.options.reading import read_document, read_lines
 
@@ -64,6 +69,7 @@ def run_translate(args: argparse.Namespace) -> int:
         controls.check_lines(len(lines))
     translator = open_translator(args.model, engine_config(args), tgt_lang=args.tgt_lang)
     language = source_language(args, lines if text is None else text.splitlines(), translator)
+    say_mismatch(args, lines if text is None else [text])
     cfg, length = search_for(translator, given)
     print(f"search: {describe(cfg)}; {length}", file=sys.stderr)
     if documents:

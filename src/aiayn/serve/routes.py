@@ -76,7 +76,8 @@ async def translate_endpoint(req: TranslateRequest, s: Shared, b: Batcher) -> di
         await answer(req, s, b, text, found, alternatives[i] if alternatives else None)
         for i, (text, found) in enumerate(zip(texts, results, strict=True))
     ]
-    return {"translations": out}
+    warnings = s.warnings(texts, "the request")
+    return {"translations": out} | ({"warnings": warnings} if warnings else {})
 
 
 async def translate_document(req: TranslateRequest, s: Shared, b: Batcher) -> dict:
@@ -86,10 +87,12 @@ async def translate_document(req: TranslateRequest, s: Shared, b: Batcher) -> di
         protector = req.protector()
     except ValueError as err:
         raise HTTPException(422, f"invalid request: {err}") from None
+    warnings = s.warnings([str(req.text)], "the document")  # check_document: one text
     try:
-        return await b.in_model_thread(
+        found = await b.in_model_thread(
             s.document, req.text, req.format, req.beam, req.tgt_lang, req.src_lang, protector
         )
+        return found | ({"warnings": warnings} if warnings else {})
     except ValueError as err:  # e.g. a sentence over the input limit
         raise HTTPException(422, f"the document: {err}") from None
 

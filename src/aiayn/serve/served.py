@@ -17,6 +17,7 @@ from aiayn.documents.lines import LineTranslator
 from aiayn.documents.protect import Protector
 from aiayn.engines import Alternative, Translation, Translator, open_translator
 from aiayn.engines.languages import for_language, model_languages
+from aiayn.evaluate.mismatch import mismatch_warning, model_source_language
 from aiayn.serve.limits import Limits
 from aiayn.serve.request import PAPER, TranslateRequest
 
@@ -32,6 +33,13 @@ class Served:
     origin: str  # where its length setting comes from, in words
     languages: list[str]  # a multilingual model's target languages; [] for a bilingual one
     limits: Limits
+    source_lang: str | None = None  # the language it translates from, where its run says
+
+    def warnings(self, texts: list[str], name: str) -> list[str]:
+        """What a request should be told besides its translations: input in another language
+        than the model's source."""
+        found = mismatch_warning(texts, self.source_lang, name)
+        return [found.removeprefix("warning: ")] if found else []
 
     @classmethod
     def open(
@@ -53,7 +61,9 @@ class Served:
             f"{search.stop} ({origin})",
             file=sys.stderr,
         )
-        return cls(model_dir, translator, search, origin, model_languages(translator), limits)
+        languages = model_languages(translator)
+        source = model_source_language(model_dir)
+        return cls(model_dir, translator, search, origin, languages, limits, source)
 
     def budgeted(self, beam: int, nbest: int) -> DecodeConfig:
         """The search within the budget: at most max_output_tokens per text, and a deadline
