@@ -156,3 +156,19 @@ def test_a_bad_line_of_a_protect_file_is_named(tmp_path):
 def test_the_payload_says_what_it_touched():
     (span,) = Protector().tagged(Tagged("x (config.json) y")).spans
     assert span.payload == Protected("config.json", "(", ")")
+
+
+def test_the_command_line_keeps_spans_in_line_mode_and_markdown(talking_model, tmp_path):
+    from aiayn.cli import main
+
+    spans = ("/text/sbasic/shared/01050200.xhp", "OutputFileExtension", "TKT-42", "%1$s")
+    text = "Set OutputFileExtension in /text/sbasic/shared/01050200.xhp for TKT-42 and %1$s now.\n"
+    for fmt, name in (("lines", "in.txt"), ("markdown", "in.md")):
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        argv = ["translate", "--model", str(talking_model), "--input", str(tmp_path / name)]
+        out = tmp_path / f"out-{name}"
+        flags = ["--format", fmt, "--protect", "TKT-\\d+", "--beam", "2", "--max-len-b", "8"]
+        assert main([*argv, *flags, "--output", str(out), "--no-progress"]) == 0
+        assert all(s in out.read_text(encoding="utf-8") for s in spans), fmt
+    assert main([*argv, "--no-protect", "--output", str(out), "--beam", "2"]) == 0
+    assert "OutputFileExtension" not in out.read_text(encoding="utf-8")
