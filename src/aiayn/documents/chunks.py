@@ -43,11 +43,18 @@ def boundary(text: str, found: list[tuple[int, int]], inside: list[bool], i: int
     return free[-1] if free else j
 
 
+def split_long(sentences: list[Tagged], limit: int, encode: Encode) -> list[list[Tagged]]:
+    """Each sentence as its chunks (itself alone when it fits): one tokenizer call for all."""
+    lengths = [len(x) for x in encode([s.text for s in sentences])] if sentences else []
+    return [
+        [s] if n <= limit else split_sentence(s, limit, encode)
+        for s, n in zip(sentences, lengths, strict=True)
+    ]
+
+
 def split_sentence(sentence: Tagged, limit: int, encode: Encode) -> list[Tagged]:
     """`sentence` as chunks of at most about `limit` pieces (itself when it fits), each with
     the tags that begin in it."""
-    if len(encode([sentence.text])[0]) <= limit:
-        return [sentence]
     bounds = chunk_bounds(sentence, limit, encode)
     regions = [
         (0 if k == 0 else a, bounds[k + 1][0] if k + 1 < len(bounds) else len(sentence.text))

@@ -16,7 +16,7 @@ from aiayn.config import DecodeConfig
 from aiayn.decode.attention_maps import Attention
 from aiayn.decode.controls.words import Controls
 from aiayn.documents.alignment import Choice, word_pairs
-from aiayn.documents.chunks import split_sentence
+from aiayn.documents.chunks import split_long
 from aiayn.documents.inline import Tagged, project, text_of
 from aiayn.documents.protect import Protector, restore
 from aiayn.engines.base import Alternative, Translation, Translator
@@ -52,20 +52,20 @@ class LineTranslator:
     def search_origin(self) -> str:
         return self.inner.search_origin
 
-    def plan(self, line: str, cfg: DecodeConfig) -> Planned:
-        sentence = Tagged(line)
+    def plan(self, lines: list[str], cfg: DecodeConfig) -> list[Planned]:
+        """Each line as it is searched: its spans taken out, then (split) cut into chunks."""
+        found = [Tagged(line) for line in lines]
         if self.protector is not None:
-            sentence = self.protector.tagged(sentence)
+            found = [self.protector.tagged(s) for s in found]
         if cfg.too_long != "split":
-            return Planned([sentence])
-        return Planned(split_sentence(sentence, cfg.max_input_tokens, self.tokenizer.encode))
+            return [Planned([s]) for s in found]
+        return [Planned(c) for c in split_long(found, cfg.max_input_tokens, self.tokenizer.encode)]
 
     def translate(
         self, lines: list[str], cfg: DecodeConfig | None = None, controls: Controls | None = None
     ) -> list[str]:
         cfg = cfg or self.default_search
-        plans = [self.plan(line, cfg) for line in lines]
-        if all(p.plain for p in plans):
+        if all(p.plain for p in self.plan(lines, cfg)):
             return self.inner.translate(lines, cfg, controls)
         return [found[0].text for found in self.nbest(lines, cfg.replace(nbest=1), controls)]
 
@@ -73,7 +73,7 @@ class LineTranslator:
         self, lines: list[str], cfg: DecodeConfig | None = None, controls: Controls | None = None
     ) -> list[list[Translation]]:
         cfg = cfg or self.default_search
-        plans = [self.plan(line, cfg) for line in lines]
+        plans = self.plan(lines, cfg)
         if all(p.plain for p in plans):
             return self.inner.nbest(lines, cfg, controls)
         texts = [c.text for p in plans for c in p.chunks]
@@ -110,17 +110,17 @@ class LineTranslator:
     ) -> list[Alternative]:
         """As the engine's, on the line with its spans taken out (not cut: alternatives are
         for a sentence someone is writing)."""
-        chunk = self.plan(line, (cfg or self.default_search).replace(too_long="truncate"))
-        found = self.inner.alternatives(chunk.chunks[0].text, k, cfg, controls)
+        (plan,) = self.plan([line], (cfg or self.default_search).replace(too_long="truncate"))
+        found = self.inner.alternatives(plan.chunks[0].text, k, cfg, controls)
         return [
             Alternative(
-                a.word, replace(a.translation, text=self.placed(chunk.chunks[0], a.translation))
+                a.word, replace(a.translation, text=self.placed(plan.chunks[0], a.translation))
             )
             for a in found
         ]
 
     def attention(self, line: str, found: Translation, head: int | None = None) -> Attention:
-        plan = self.plan(line, self.default_search.replace(too_long="truncate"))
+        (plan,) = self.plan([line], self.default_search.replace(too_long="truncate"))
         return self.inner.attention(plan.chunks[0].text, found, head)
 
     def warm_up(self, beams: Iterable[int]) -> None:

@@ -198,16 +198,16 @@ def restore(nodes: list[Node]) -> list[Node]:
             out.append((payload, None if kids is None else restore(kids)))
             continue
         last = out[-1] if out else None
-        if glued_after(payload, last):
+        if isinstance(last, str) and glued_after(payload, last):
             out[-1] = last.rstrip(" ")
         out.append(payload.text)
         glue_next = payload.after
     return out
 
 
-def glued_after(payload: Protected, last: Node | None) -> bool:
+def glued_after(payload: Protected, last: str) -> bool:
     """Whether a span comes after the character it touched in the source (and a space)."""
-    if not (payload.before and isinstance(last, str) and last.endswith(" ")):
+    if not (payload.before and last.endswith(" ")):
         return False
     return last.rstrip()[-1:] == payload.before
 
@@ -229,24 +229,24 @@ def repair_placeholders(output: str, spans: list[str], anchors: list[int]) -> Re
         anchors: for each, the target word (of the output with its placeholders removed)
             where a lost one goes; past the end: at the end.
     """
-    words, seen, doubled = [], set(), 0
+    words: list[str | int] = []  # a word, or the index of a span
+    seen: set[int] = set()
+    doubled = 0
     for word in output.split():
         m = PLACEHOLDER_RE.fullmatch(word)
-        if m and int(m.group(1)) < len(spans):
-            k = int(m.group(1))
-            if k in seen:
-                doubled += 1
-                continue
-            seen.add(k)
-            words.append(("span", k))
+        k = int(m.group(1)) if m else len(spans)
+        if k >= len(spans):
+            words.append(word)
+        elif k in seen:
+            doubled += 1
         else:
-            words.append(("word", word))
+            seen.add(k)
+            words.append(k)
     lost = [k for k in range(len(spans)) if k not in seen]
     for k in sorted(lost, key=lambda k: (-anchors[k], -k)):  # the later first: indices stay true
-        plain_before = [i for i, w in enumerate(words) if w[0] == "word"]
-        at = plain_before[anchors[k]] if anchors[k] < len(plain_before) else len(words)
-        words.insert(at, ("span", k))
-    text = " ".join(spans[w[1]] if w[0] == "span" else w[1] for w in words)
+        plain = [i for i, w in enumerate(words) if isinstance(w, str)]
+        words.insert(plain[anchors[k]] if anchors[k] < len(plain) else len(words), k)
+    text = " ".join(w if isinstance(w, str) else spans[w] for w in words)
     return Repaired(text, len(lost), doubled)
 
 

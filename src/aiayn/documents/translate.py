@@ -14,7 +14,7 @@ from aiayn.config import DecodeConfig
 from aiayn.decode.translate import length_batches
 from aiayn.documents import html, markdown, text
 from aiayn.documents.alignment import Choice, word_pairs
-from aiayn.documents.chunks import split_sentence
+from aiayn.documents.chunks import split_long
 from aiayn.documents.inline import Node, Tagged, need, project, source_nodes
 from aiayn.documents.parsed import Parsed
 from aiayn.documents.protect import Protector, restore
@@ -79,8 +79,8 @@ def prepared(
         found = [options.protect.tagged(s) for s in found]
     if cfg.too_long != "split":
         return found
-    limit, encode = cfg.max_input_tokens, translator.tokenizer.encode
-    return [chunk for s in found for chunk in split_sentence(s, limit, encode)]
+    chunks = split_long(found, cfg.max_input_tokens, translator.tokenizer.encode)
+    return [chunk for sentence in chunks for chunk in sentence]
 
 
 def translate_sentences(
