@@ -8,6 +8,14 @@ back at the target position aligned to where it stood (inline.py). No model can 
 it. A model that learned placeholder pieces (`⟨p0⟩`, ...) could carry them itself;
 `repair_placeholders` is what would make its output whole (a lost one re-inserted at its
 aligned place, a doubled one kept once), counted, never dropped silently.
+
+Such a model, designed but not built (measuring whether it helps needs GPU-hours): `aiayn
+prepare --placeholders` would give every training pair in which the same protected span occurs
+on both sides the same numbered piece on both sides (`⟨p0⟩`, `⟨p1⟩`... as SentencePiece
+user-defined symbols, the way language tags are kept whole in data/prepare/bpe.py), and
+`LineTranslator` would send such a model the pieces instead of taking the spans out, repairing
+its output with `repair_placeholders`. The patterns would then move down to `data/`, which
+`prepare` may import.
 """
 
 from __future__ import annotations
