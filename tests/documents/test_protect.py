@@ -52,7 +52,9 @@ def test_each_kind_is_found_whole(span):
     assert text[found[0] : found[1]] == span
 
 
-@pytest.mark.parametrize("text", ["and/or the end.", "We meet e.g. today.", "I saw 3 cats, OK?"])
+@pytest.mark.parametrize(
+    "text", ["and/or the end.", "We meet e.g. today.", "I saw 3 cats, OK?", "50% sure, 9% done"]
+)
 def test_ordinary_words_are_not_protected(text):
     assert Protector().spans(text) == []
 
