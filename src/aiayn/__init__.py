@@ -13,6 +13,8 @@ _LAZY = {
     "Controls": "aiayn.decode.controls.words",
     "DecodeConfig": "aiayn.config",
     "Glossary": "aiayn.decode.controls.glossary",
+    "LineTranslator": "aiayn.documents.lines",
+    "Protector": "aiayn.documents.protect",
     "EngineConfig": "aiayn.config",
     "open_translator": "aiayn.engines",
     "ModelConfig": "aiayn.config",
@@ -26,6 +28,8 @@ if TYPE_CHECKING:
     from aiayn.config import PRESETS, DecodeConfig, EngineConfig, ModelConfig, preset
     from aiayn.decode.controls.glossary import Glossary
     from aiayn.decode.controls.words import Controls
+    from aiayn.documents.lines import LineTranslator
+    from aiayn.documents.protect import Protector
     from aiayn.engines import open_translator
     from aiayn.model import KVCache, Transformer
 
@@ -43,7 +47,9 @@ __all__ = [
     "EngineConfig",
     "Glossary",
     "KVCache",
+    "LineTranslator",
     "ModelConfig",
+    "Protector",
     "Transformer",
     "__version__",
     "open_translator",

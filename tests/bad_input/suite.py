@@ -15,6 +15,7 @@ from tests.bad_input import (
     multilingual_decode,
     multilingual_prepare,
     multilingual_train,
+    protect,
     readers,
     renamed,
     server,
@@ -34,6 +35,7 @@ CASES: list[Case] = [
     *multilingual_prepare.CASES,
     *casing.CASES,
     *renamed.CASES,
+    *protect.CASES,
 ]
 
 

@@ -166,6 +166,9 @@ def test_over_long_lines_follow_the_named_policy(run, tmp_path, capsys):
         "--max-len-b",
         "4",
     ]
+    assert main(args) == 0  # split, the default: the long line in chunks, nothing to say
+    captured = capsys.readouterr()
+    assert "longer than" not in captured.err and len(captured.out.splitlines()) == 2
     assert main([*args, "--too-long", "truncate"]) == 0
     captured = capsys.readouterr()
     assert "1 line(s) longer than 40 pieces (line 2): truncated" in captured.err

@@ -38,11 +38,15 @@ class ReversingTranslator:
         self.tokenizer = WordTokenizer()
         self.calls: list[list[str]] = []
 
-    def translate(self, lines: list[str], cfg: DecodeConfig | None = None) -> list[str]:
+    def translate(
+        self, lines: list[str], cfg: DecodeConfig | None = None, controls=None
+    ) -> list[str]:
         self.calls.append(list(lines))
         return [reverse(x) for x in lines]
 
-    def nbest(self, lines: list[str], cfg: DecodeConfig | None = None) -> list[list[Translation]]:
+    def nbest(
+        self, lines: list[str], cfg: DecodeConfig | None = None, controls=None
+    ) -> list[list[Translation]]:
         self.calls.append(list(lines))
         return [[Translation(reverse(x), 0.0, [5] * len(x.split()))] for x in lines]
 

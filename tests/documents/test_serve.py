@@ -89,3 +89,22 @@ def test_an_office_file_over_the_limits():
     assert (
         err.value.status_code == 413 and "characters of text; the limit is 50" in err.value.detail
     )
+
+
+def test_protected_spans_come_back_verbatim_in_lines_and_documents(client):
+    text = "Open /text/sbasic/shared/01050200.xhp and TKT-42 with %s now."
+    got = client.post("/translate", json={"text": text, "protect": ["TKT-\\d+"], "beam": 2})
+    assert got.status_code == 200, got.text
+    out = got.json()["translations"][0]["text"]
+    assert all(s in out for s in ("/text/sbasic/shared/01050200.xhp", "TKT-42", "%s"))
+    plain = client.post("/translate", json={"text": text, "beam": 2}).json()
+    assert "TKT-42" not in plain["translations"][0]["text"]  # not asked: translated
+    doc = client.post("/translate", json={"text": text, "format": "text", "beam": 2}).json()
+    assert "/text/sbasic/shared/01050200.xhp" in doc["document"] and "%s" in doc["document"]
+
+
+def test_no_protect_and_a_bad_pattern(client):
+    got = client.post("/translate", json={"text": "Open config.json.", "no_protect": True})
+    assert got.status_code == 200
+    bad = client.post("/translate", json={"text": "A dog.", "protect": ["TKT-("]})
+    assert bad.status_code == 422 and "protect 'TKT-('" in bad.json()["detail"]

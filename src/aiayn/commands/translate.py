@@ -11,11 +11,19 @@ from aiayn.commands.options.controls import add_controls, controls_of
 from aiayn.commands.options.decoding import add_decoding, describe
 from aiayn.commands.options.documents import add_document_options, wanted
 from aiayn.commands.options.engine import PAPER, engine_config, search_for, search_options
-from aiayn.commands.options.languages import AUTO, add_src_lang, add_tgt_lang, source_language
+from aiayn.commands.options.languages import (
+    AUTO,
+    add_src_lang,
+    add_tgt_lang,
+    say_mismatch,
+    source_language,
+)
+from aiayn.commands.options.protect import add_protect, protector_of
 from aiayn.commands.options.reading import read_document, read_lines
 
 if TYPE_CHECKING:
     from aiayn.config import DecodeConfig
+    from aiayn.documents.protect import Protector
     from aiayn.engines import Translation, Translator
 
 
@@ -37,12 +45,14 @@ def add(commands) -> None:
     t.add_argument("--output", type=Path, help="default: standard output")
     add_document_options(t)
     add_controls(t)
+    add_protect(t)
     add_tgt_lang(t)
     add_src_lang(t)
     t.set_defaults(run=run_translate)
 
 
 def run_translate(args: argparse.Namespace) -> int:
+    from aiayn.documents.lines import LineTranslator
     from aiayn.engines import open_translator
     from aiayn.engines.open import open_copy
 
@@ -52,6 +62,7 @@ def run_translate(args: argparse.Namespace) -> int:
     text = read_document(args.input, binary) if args.format != "lines" else None
     lines = read_lines(args.input) if text is None else []
     controls = controls_of(args)
+    protector = protector_of(args)
     if controls is not None:
         if documents:
             raise ValueError(
@@ -63,7 +74,9 @@ def run_translate(args: argparse.Namespace) -> int:
         translator = open_copy(args.model)
     else:
         translator = open_translator(args.model, engine_config(args), tgt_lang=args.tgt_lang)
-    language = source_language(args, lines if text is None else paragraphs(args, text), translator)
+    sample = lines if text is None else paragraphs(args, text)  # what the language is read from
+    language = source_language(args, sample, translator)
+    say_mismatch(args, sample)
     cfg, length = search_for(translator, given)
     said = f"{describe(cfg)}; {length}"
     if args.dry_run:
@@ -71,7 +84,10 @@ def run_translate(args: argparse.Namespace) -> int:
     print(f"search: {said}", file=sys.stderr)
     if documents:
         source = lines if text is None else text
-        return write_output(args, translate_document(args, translator, cfg, source, language))
+        return write_output(
+            args, translate_document(args, translator, cfg, source, language, protector)
+        )
+    translator = LineTranslator(translator, protector)
     if cfg.nbest == 1:
         return write_output(args, lines_text(translator.translate(lines, cfg, controls)))
     return write_output(args, format_nbest(translator.nbest(lines, cfg, controls)))
@@ -83,6 +99,7 @@ def translate_document(
     cfg: DecodeConfig,
     source: str | bytes | list[str],
     language: str,
+    protector: Protector | None,
 ) -> str | bytes:
     """The output for a document (`--format`), or for lines with their alignments; `language`
     is the sentence splitter's."""
@@ -99,6 +116,7 @@ def translate_document(
         choice=read_choice(directory),
         name="<stdin>" if args.input is None else str(args.input),
         retranslate=args.retranslate,
+        protect=protector,
     )
     if isinstance(source, list):
         from aiayn.documents.alignment import aligned_lines

@@ -12,7 +12,9 @@ LengthPenalty = Literal["gnmt", "power", "none"]  # the paper's (GNMT's), |Y|^al
 LENGTH_PENALTIES: tuple[LengthPenalty, ...] = get_args(LengthPenalty)
 StopRule = Literal["bound", "k-finished"]  # beam search: the paper's (tensor2tensor's), fairseq's
 STOP_RULES: tuple[StopRule, ...] = get_args(StopRule)
-TooLongPolicy = Literal["truncate", "skip", "error"]  # an input line longer than the limit
+# an input line longer than the limit: cut into chunks each translated (line mode and
+# documents; an engine called directly truncates), truncated, left out, or refused
+TooLongPolicy = Literal["split", "truncate", "skip", "error"]
 TOO_LONG_POLICIES: tuple[TooLongPolicy, ...] = get_args(TooLongPolicy)
 DecodePrecision = Literal["fp32", "bf16", "int8"]  # int8: dynamic int8 linear layers, CPU only
 DECODE_PRECISIONS: tuple[DecodePrecision, ...] = get_args(DecodePrecision)
@@ -52,9 +54,7 @@ class DecodeConfig(FrozenConfig):
     seed: int = 0  # sampling: the same seed, the same samples
     max_tokens: int = 4096  # padded source tokens per batch
     max_input_tokens: int = 1024  # the longest input line, in pieces...
-    too_long: TooLongPolicy = (
-        "truncate"  # ...and what happens to a longer one: truncate | skip | error
-    )
+    too_long: TooLongPolicy = "split"  # ...and a longer one: split | truncate | skip | error
     max_output_tokens: int = 0  # a cap on a * S + b (eos included); 0 = none (the server's budget)
     deadline: float = 0.0  # time.monotonic() past which a search stops (OverBudgetError); 0 = none
 

@@ -69,10 +69,12 @@ def limit_length(ids: list[list[int]], max_input: int, policy: str) -> list[list
     message = f"{len(long)} line(s) longer than {max_input} pieces (line {where})"
     if policy == "error":
         raise ValueError(f"{message}; raise --max-input-tokens or choose --too-long truncate")
-    print(
-        f"warning: {message}: {'truncated' if policy == 'truncate' else 'skipped'}", file=sys.stderr
-    )
-    return [x[:max_input] if policy == "truncate" else [] if len(x) > max_input else x for x in ids]
+    cut = policy in ("truncate", "split")  # split: what is left over a chunk's limit
+    what = "truncated" if policy == "truncate" else "skipped"
+    if policy == "split":
+        what = "truncated (lines are cut into chunks by aiayn translate and the API, not here)"
+    print(f"warning: {message}: {what}", file=sys.stderr)
+    return [x[:max_input] if cut else [] if len(x) > max_input else x for x in ids]
 
 
 def decode_lines(

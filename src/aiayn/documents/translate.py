@@ -15,8 +15,10 @@ from aiayn.config import DecodeConfig
 from aiayn.decode.translate import length_batches
 from aiayn.documents import docx, html, markdown, odt, po, srt, text, xliff
 from aiayn.documents.alignment import Choice, word_pairs
+from aiayn.documents.chunks import split_long
 from aiayn.documents.inline import Node, Tagged, need, project, source_nodes
 from aiayn.documents.parsed import Parsed
+from aiayn.documents.protect import Protector, restore
 from aiayn.documents.segment import join, needs_translation, sentences_of
 from aiayn.engines.base import Translation, Translator
 
@@ -47,6 +49,7 @@ class DocumentOptions:
     choice: Choice = field(default_factory=Choice)  # where alignments are read from
     name: str = "<stdin>"  # the input, as messages name it
     retranslate: bool = False  # po, xliff: entries already translated are translated again
+    protect: Protector | None = field(default_factory=Protector)  # spans kept verbatim; None: off
 
 
 def translate_document(
@@ -64,7 +67,7 @@ def translate_document(
         raise ValueError(f"{options.name}: {err}") from None
     for warning in parsed.warnings:
         print(f"warning: {options.name}: {warning}", file=sys.stderr)
-    units = [sentences_of(u, options.language) for u in parsed.units]
+    units = [prepared(translator, u, cfg, options) for u in parsed.units]
     sentences = [s for unit in units for s in unit if needs_translation(s)]
     if not sentences:
         print(
@@ -76,11 +79,25 @@ def translate_document(
     aligner = Aligner(translator, options.choice)
     done = translate_sentences(translator, sentences, cfg, options, aligner)
     outputs = [
-        join([done[s.text](s) if needs_translation(s) else source_nodes(s) for s in unit])
+        restore(join([done[s.text](s) if needs_translation(s) else source_nodes(s) for s in unit]))
         for unit in units
     ]
     report(aligner, options.name)
     return parsed.rebuild(outputs), len(sentences)
+
+
+def prepared(
+    translator: Translator, unit: Tagged, cfg: DecodeConfig, options: DocumentOptions
+) -> list[Tagged]:
+    """A unit's sentences as they are searched: protected spans taken out, and (--too-long
+    split) one over --max-input-tokens cut into chunks."""
+    found = sentences_of(unit, options.language)
+    if options.protect is not None:
+        found = [options.protect.tagged(s) for s in found]
+    if cfg.too_long != "split":
+        return found
+    chunks = split_long(found, cfg.max_input_tokens, translator.tokenizer.encode)
+    return [chunk for sentence in chunks for chunk in sentence]
 
 
 def translate_sentences(
@@ -193,7 +210,8 @@ def fit(
     translator: Translator, texts: list[str], sentences: list[Tagged], cfg: DecodeConfig, name: str
 ) -> dict[str, str]:
     """What the search reads for each sentence: one over --max-input-tokens is named and then
-    truncated, left out (skip: kept untranslated), or refused (error), as --too-long says."""
+    truncated, left out (skip: kept untranslated), or refused (error), as --too-long says;
+    with split, what is left over the limit is one word longer than it, and truncated."""
     ids = translator.tokenizer.encode(texts)
     long = [i for i, x in enumerate(ids) if len(x) > cfg.max_input_tokens]
     if not long:
@@ -208,11 +226,12 @@ def fit(
     )
     if cfg.too_long == "error":
         raise ValueError(f"{message}; raise --max-input-tokens or choose --too-long truncate")
-    what = "truncated" if cfg.too_long == "truncate" else "left untranslated"
+    cut = cfg.too_long in ("truncate", "split")
+    what = "truncated" if cut else "left untranslated"
     print(f"warning: {message}: {what}", file=sys.stderr)
     out = dict(zip(texts, texts, strict=True))
     for i in long:
-        if cfg.too_long == "truncate":
+        if cut:
             out[texts[i]] = translator.tokenizer.decode([ids[i][: cfg.max_input_tokens]])[0]
         else:
             del out[texts[i]]

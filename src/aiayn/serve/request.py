@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from aiayn.config import DecodeConfig, DocumentFormat
 from aiayn.decode.controls.glossary import Glossary
 from aiayn.decode.controls.words import Controls
+from aiayn.documents.protect import Protector
 
 PAPER = DecodeConfig()  # the search's defaults: the paper's
 
@@ -50,6 +51,22 @@ class TranslateRequest(BaseModel):
         description="a document's language (ISO 639-1, e.g. en) for its sentence splitter "
         '(default en); only with a "format" other than lines',
     )
+
+    protect: list[str] = Field(
+        [],
+        max_length=20,
+        description="regular expressions whose matches are kept verbatim, besides URLs, "
+        "e-mail addresses, paths, file names, identifiers, numbers and placeholders",
+    )
+    no_protect: bool = Field(
+        False, description="translate every span, URLs and placeholders too (protect: only those)"
+    )
+
+    def protector(self) -> Protector | None:
+        """The spans this request keeps verbatim; None: none (a bad pattern: ValueError)."""
+        if self.no_protect and not self.protect:
+            return None
+        return Protector(tuple(self.protect), not self.no_protect, field="protect")
 
     def controls(self, n: int) -> Controls | None:
         """The request's controls for its n texts; None: none."""

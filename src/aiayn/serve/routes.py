@@ -56,7 +56,13 @@ async def translate_endpoint(req: TranslateRequest, s: Shared, b: Batcher) -> di
     alternatives: list[list[Alternative]] = []
     try:
         controls = req.controls(len(texts))
-        if controls is None and not req.alternatives:
+        protector = req.protector()
+        if (
+            controls is None
+            and not req.alternatives
+            and protector is not None
+            and protector.default
+        ):
             results = await within_budget(b, texts, req, s)
         else:
             results, alternatives = await b.in_model_thread(s.steered, texts, req, controls)
@@ -70,16 +76,24 @@ async def translate_endpoint(req: TranslateRequest, s: Shared, b: Batcher) -> di
         await answer(req, s, b, text, found, alternatives[i] if alternatives else None)
         for i, (text, found) in enumerate(zip(texts, results, strict=True))
     ]
-    return {"translations": out}
+    warnings = s.warnings(texts, "the request")
+    return {"translations": out} | ({"warnings": warnings} if warnings else {})
 
 
 async def translate_document(req: TranslateRequest, s: Shared, b: Batcher) -> dict:
     """A request of one document, translated whole in the model thread."""
     document = check_document(req, s.limits)
     try:
-        return await b.in_model_thread(
-            s.document, document, req.format, req.beam, req.tgt_lang, req.src_lang
+        protector = req.protector()
+    except ValueError as err:
+        raise HTTPException(422, f"invalid request: {err}") from None
+    # the language of a text document (a docx or odt one comes as base64: not read here)
+    warnings = s.warnings([document] if isinstance(document, str) else [], "the document")
+    try:
+        found = await b.in_model_thread(
+            s.document, document, req.format, req.beam, req.tgt_lang, req.src_lang, protector
         )
+        return found | ({"warnings": warnings} if warnings else {})
     except ValueError as err:  # e.g. a sentence over the input limit
         raise HTTPException(422, f"the document: {err}") from None
 
@@ -104,7 +118,9 @@ async def answer(
         ]
     if req.attention and text.strip():
         try:
-            item["attention"] = await b.in_model_thread(s.attention, text, found[0])
+            item["attention"] = await b.in_model_thread(
+                s.attention, text, found[0], req.protector()
+            )
         except ValueError as err:  # an engine that cannot show them says why
             raise HTTPException(422, f"attention maps: {err}") from None
     return item

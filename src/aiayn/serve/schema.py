@@ -42,6 +42,11 @@ class Translations(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     translations: list[Found] = Field(description="one per text, in their order")
+    warnings: list[str] | None = Field(
+        None,
+        description="what the request should know: input in another language than the "
+        "model's source (where the model's run names it and py3langid is installed)",
+    )
 
 
 class DocumentTranslation(BaseModel):
@@ -51,6 +56,7 @@ class DocumentTranslation(BaseModel):
         description="the translated document, its structure kept (docx, odt: in base64)"
     )
     sentences: int = Field(description="the sentences translated")
+    warnings: list[str] | None = Field(None, description="as for lines")
 
 
 class Search(BaseModel):

@@ -14,12 +14,16 @@ from typing import Any
 
 from aiayn.config import DecodeConfig, DocumentFormat, EngineConfig
 from aiayn.decode.controls.words import Controls
+from aiayn.documents.lines import LineTranslator
+from aiayn.documents.protect import Protector
 from aiayn.engines import Alternative, Translation, Translator, open_translator
 from aiayn.engines.languages import for_language, model_languages
+from aiayn.evaluate.mismatch import mismatch_warning, model_source_language
 from aiayn.serve.limits import Limits
 from aiayn.serve.request import PAPER, TranslateRequest
 
 LENGTH_FIELDS = ("alpha", "length_penalty", "stop")  # what /health says of the search
+PROTECTOR = Protector()  # what a request keeps verbatim unless it asks otherwise
 
 
 @dataclass(frozen=True)
@@ -30,6 +34,13 @@ class Served:
     origin: str  # where its length setting comes from, in words
     languages: list[str]  # a multilingual model's target languages; [] for a bilingual one
     limits: Limits
+    source_lang: str | None = None  # the language it translates from, where its run says
+
+    def warnings(self, texts: list[str], name: str) -> list[str]:
+        """What a request should be told besides its translations: input in another language
+        than the model's source."""
+        found = mismatch_warning(texts, self.source_lang, name)
+        return [found.removeprefix("warning: ")] if found else []
 
     @classmethod
     def open(
@@ -51,7 +62,9 @@ class Served:
             f"{search.stop} ({origin})",
             file=sys.stderr,
         )
-        return cls(model_dir, translator, search, origin, model_languages(translator), limits)
+        languages = model_languages(translator)
+        source = model_source_language(model_dir)
+        return cls(model_dir, translator, search, origin, languages, limits, source)
 
     def budgeted(self, beam: int, nbest: int) -> DecodeConfig:
         """The search within the budget: at most max_output_tokens per text, and a deadline
@@ -66,7 +79,8 @@ class Served:
 
     def translate(self, texts: list[str], beam: int, nbest: int) -> list[list[Translation]]:
         """One model call of the batcher, within the budget."""
-        return self.translator.nbest(texts, self.budgeted(beam, nbest))
+        lines = LineTranslator(self.translator, PROTECTOR)
+        return lines.nbest(texts, self.budgeted(beam, nbest))
 
     def steered(
         self, texts: list[str], req: TranslateRequest, controls: Controls | None
@@ -74,7 +88,8 @@ class Served:
         """A request with controls or alternatives, on its own (its batch mates would need
         the same controls): its n-best lists and each text's alternatives."""
         cfg = self.budgeted(req.beam, req.nbest)
-        found = self.translator.nbest(texts, cfg, controls)
+        lines = LineTranslator(self.translator, req.protector())
+        found = lines.nbest(texts, cfg, controls)
         alts = []
         for i, text in enumerate(texts if req.alternatives else []):
             one = (
@@ -82,24 +97,30 @@ class Served:
                 if (controls and controls.target_prefix is not None)
                 else controls
             )
-            alts.append(self.translator.alternatives(text, req.alternatives, cfg, one))
+            alts.append(lines.alternatives(text, req.alternatives, cfg, one))
         return found, alts
 
-    def attention(self, text: str, found: Translation) -> dict:
+    def attention(self, text: str, found: Translation, protector: Protector | None) -> dict:
         """The last layer's cross-attention (heads' mean) over the translation found: one
-        teacher-forced pass, not a second search."""
-        maps = self.translator.attention(text, found)
+        teacher-forced pass, not a second search (over the text as searched: spans out)."""
+        maps = LineTranslator(self.translator, protector).attention(text, found)
         cross = maps.cross[-1].round(4).tolist()
         return {"source": maps.source, "target": maps.target_out, "cross": cross}
 
     def document(
-        self, text: str | bytes, fmt: DocumentFormat, beam: int, tgt: str | None, src: str | None
+        self,
+        text: str | bytes,
+        fmt: DocumentFormat,
+        beam: int,
+        tgt: str | None,
+        src: str | None,
+        protector: Protector | None = PROTECTOR,
     ) -> dict:
         """A whole document, as `aiayn translate --format` gives it (a docx or odt file in
         base64); `src` is the language of its sentence splitter (None: DocumentOptions')."""
         from aiayn.documents import DocumentOptions, translate_document
 
-        options = DocumentOptions(progress=False, name="the document")
+        options = DocumentOptions(progress=False, name="the document", protect=protector)
         if src is not None:
             options = replace(options, language=src)
         into = for_language(self.translator, tgt, "tgt_lang")

@@ -45,7 +45,9 @@ def add_decoding(p: argparse.ArgumentParser) -> None:
         "--too-long",
         choices=TOO_LONG_POLICIES,
         default=PAPER.too_long,
-        help="what to do with a longer line (each one is named in a warning)",
+        help="what to do with a longer line: split (default) cuts it into chunks at clause "
+        "punctuation, then between words, each translated; truncate, skip and error name it "
+        "in a warning",
     )
 
 

@@ -48,6 +48,17 @@ def source_language(args: argparse.Namespace, lines: list[str], translator: Tran
     return found.most_common(1)[0][0] if found else SPLITTER_DEFAULT
 
 
+def say_mismatch(args: argparse.Namespace, texts: list[str]) -> None:
+    """A warning on stderr when the input reads as another language than the model's source
+    (where the model's run says which, and py3langid is installed)."""
+    from aiayn.evaluate.mismatch import mismatch_warning, model_source_language
+
+    name = "<stdin>" if args.input is None else str(args.input)
+    warning = mismatch_warning(texts, model_source_language(args.model), name)
+    if warning:
+        print(warning, file=sys.stderr)
+
+
 def identify_sources(
     lines: list[str], translator: Translator, tgt_lang: str | None
 ) -> Counter[str]:
