@@ -121,8 +121,10 @@ def main() -> None:
     ap.add_argument("--locale", type=Path, default=LOCALE, help="a LC_MESSAGES folder")
     args = ap.parse_args()
     if not args.locale.is_dir():
-        raise SystemExit(f"{args.locale}: no such folder; install Debian packages with German "
-                         "catalogues (e.g. apt, coreutils, git) or name one with --locale")
+        raise SystemExit(
+            f"{args.locale}: no such folder; install Debian packages with German "
+            "catalogues (e.g. apt, coreutils, git) or name one with --locale"
+        )
     pairs, sources, dropped = read_catalogues(args.locale)
     parts = split(pairs)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -137,8 +139,14 @@ def main() -> None:
         "dropped": dict(dropped),
     }
     (args.out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
-    print(", ".join(f"{k} {len(v):,}" for k, v in parts.items()), "pairs;",
-          "dropped:", dict(dropped), "->", args.out)
+    print(
+        ", ".join(f"{k} {len(v):,}" for k, v in parts.items()),
+        "pairs;",
+        "dropped:",
+        dict(dropped),
+        "->",
+        args.out,
+    )
 
 
 if __name__ == "__main__":
