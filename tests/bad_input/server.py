@@ -165,6 +165,18 @@ CASES = [
         422,
         ('"src_lang" is a document\'s language', '"format": text, markdown or html'),
     ),
+    Case(
+        'serve: "retranslate" for lines',
+        serve_request('{"text": "The dog sees.", "retranslate": true}'),
+        422,
+        ('"retranslate" is for "format" po or xliff', "drop it"),
+    ),
+    Case(
+        'serve: "retranslate" for an HTML document',
+        serve_request('{"text": "<p>The dog sees.</p>", "format": "html", "retranslate": true}'),
+        422,
+        ('"retranslate" is for "format" po or xliff', "drop it or the format 'html'"),
+    ),
     Case(  # found by schemathesis: FastAPI's own 400 "There was an error parsing the body"
         "serve: a JSON body in Latin-1",
         latin1_body,

@@ -68,6 +68,23 @@ def test_localisation_files_through_the_api(client, fmt):
     assert bad.status_code == 422 and "line" in bad.json()["detail"], bad.text
 
 
+def test_retranslate_through_the_api_replaces_an_existing_translation(client):
+    import polib
+
+    from tests.documents.localisation_samples import PO
+
+    def done(retranslate: bool) -> polib.POEntry:
+        got = client.post(
+            "/translate", json={"text": PO, "format": "po", "retranslate": retranslate}
+        )
+        assert got.status_code == 200, got.text
+        return next(e for e in polib.pofile(got.json()["document"]) if e.msgid == "Already done")
+
+    kept, again = done(False), done(True)
+    assert kept.msgstr == "Schon fertig" and "fuzzy" not in kept.flags
+    assert again.msgstr != "Schon fertig" and "fuzzy" in again.flags
+
+
 @pytest.mark.parametrize(("fmt", "make"), [("docx", word_file), ("odt", odt_file)])
 def test_an_office_file_in_base64(client, talking_model, tmp_path, fmt, make):
     data = make()

@@ -67,6 +67,10 @@ def check_limits(texts: list[str], req: TranslateRequest, limits: Limits) -> Non
             'invalid request: "src_lang" is a document\'s language, for its sentence splitter: '
             'give it with "format": text, markdown or html, or drop it',
         )
+    if req.retranslate:
+        raise HTTPException(
+            422, 'invalid request: "retranslate" is for "format" po or xliff; drop it'
+        )
 
 
 def check_document(req: TranslateRequest, limits: Limits) -> str | bytes:

@@ -4,12 +4,15 @@ schema (`/openapi.json`) documents; the names are the command line's (`--target-
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from aiayn.config import DecodeConfig, DocumentFormat
 from aiayn.decode.controls.glossary import Glossary
 from aiayn.decode.controls.words import Controls
 from aiayn.documents.protect import Protector
+from aiayn.documents.translate import RETRANSLATING, DocumentOptions
 
 PAPER = DecodeConfig()  # the search's defaults: the paper's
 
@@ -61,12 +64,32 @@ class TranslateRequest(BaseModel):
     no_protect: bool = Field(
         False, description="translate every span, URLs and placeholders too (protect: only those)"
     )
+    retranslate: bool = Field(
+        False,
+        description="with format po or xliff: translate the entries that already have a "
+        "translation too (default: only the empty ones)",
+    )
 
     def protector(self) -> Protector | None:
         """The spans this request keeps verbatim; None: none (a bad pattern: ValueError)."""
         if self.no_protect and not self.protect:
             return None
         return Protector(tuple(self.protect), not self.no_protect, field="protect")
+
+    def document_options(self) -> DocumentOptions:
+        """How this request's document is read and translated (a misuse: ValueError)."""
+        if self.retranslate and self.format not in RETRANSLATING:
+            raise ValueError(
+                f'"retranslate" is for "format" {" or ".join(RETRANSLATING)} (files that hold '
+                f"translations); drop it or the format {self.format!r}"
+            )
+        found = DocumentOptions(
+            progress=False,
+            name="the document",
+            protect=self.protector(),
+            retranslate=self.retranslate,
+        )
+        return found if self.src_lang is None else replace(found, language=self.src_lang)
 
     def controls(self, n: int) -> Controls | None:
         """The request's controls for its n texts; None: none."""

@@ -84,14 +84,14 @@ async def translate_document(req: TranslateRequest, s: Shared, b: Batcher) -> di
     """A request of one document, translated whole in the model thread."""
     document = check_document(req, s.limits)
     try:
-        protector = req.protector()
+        options = req.document_options()
     except ValueError as err:
         raise HTTPException(422, f"invalid request: {err}") from None
     # the language of a text document (a docx or odt one comes as base64: not read here)
     warnings = s.warnings([document] if isinstance(document, str) else [], "the document")
     try:
         found = await b.in_model_thread(
-            s.document, document, req.format, req.beam, req.tgt_lang, req.src_lang, protector
+            s.document, document, req.format, req.beam, req.tgt_lang, options
         )
         return found | ({"warnings": warnings} if warnings else {})
     except ValueError as err:  # e.g. a sentence over the input limit

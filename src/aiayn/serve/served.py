@@ -14,6 +14,7 @@ from typing import Any
 
 from aiayn.config import DecodeConfig, DocumentFormat, EngineConfig
 from aiayn.decode.controls.words import Controls
+from aiayn.documents import DocumentOptions
 from aiayn.documents.lines import LineTranslator
 from aiayn.documents.protect import Protector
 from aiayn.engines import Alternative, Translation, Translator, open_translator
@@ -113,16 +114,12 @@ class Served:
         fmt: DocumentFormat,
         beam: int,
         tgt: str | None,
-        src: str | None,
-        protector: Protector | None = PROTECTOR,
+        options: DocumentOptions,
     ) -> dict:
         """A whole document, as `aiayn translate --format` gives it (a docx or odt file in
-        base64); `src` is the language of its sentence splitter (None: DocumentOptions')."""
-        from aiayn.documents import DocumentOptions, translate_document
+        base64), read and translated as `options` say (TranslateRequest.document_options)."""
+        from aiayn.documents import translate_document
 
-        options = DocumentOptions(progress=False, name="the document", protect=protector)
-        if src is not None:
-            options = replace(options, language=src)
         into = for_language(self.translator, tgt, "tgt_lang")
         out, n = translate_document(into, text, fmt, self.search.replace(beam=beam), options)
         if isinstance(out, bytes):
