@@ -63,6 +63,12 @@ CASES = [
         422,
         ("protect 'TKT-('", "not a regular expression"),
     ),
+    Case(  # `regex`'s time limit: the server is not held by one request's pattern
+        "API protect: a pattern that backtracks without end",
+        serve_request('{"text": "' + "a" * 60 + 'b", "protect": ["(a|aa)+$"]}'),
+        422,
+        ("protect pattern '(a|aa)+$'", "took over 1 s", "write a simpler pattern"),
+    ),
     Case(
         "API protect: a string, not a list",
         serve_request('{"text": "The dog.", "protect": "TKT-\\\\d+"}'),

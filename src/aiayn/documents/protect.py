@@ -21,8 +21,12 @@ its output with `repair_placeholders`. The patterns would then move down to `dat
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import regex  # the user's patterns: `re` with a time limit (a sacreBLEU dependency)
 
 from aiayn.documents.inline import Node, Span, Tagged
 
@@ -47,6 +51,9 @@ BUILTIN: dict[str, str] = {
     "snake_case": r"\b[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+\b",
     "number": r"\bv?\d+(?:[.,]\d+)+\b|\bv\d+\b",
 }
+# A user's pattern gets this long per text: one that backtracks without end (`(a+)+$`) is an
+# error, not a server held (the built-in patterns are linear)
+SECONDS = 1.0
 PLACEHOLDER = "⟨p{}⟩"  # a placeholder piece a model may have learned (prepare --placeholders)
 PLACEHOLDER_RE = re.compile(r"⟨p(\d+)⟩")
 
@@ -89,7 +96,7 @@ class Protector:
         """The protected [start, end) ranges of `text`: leftmost first, the longest where two
         start together, none overlapping."""
         found = sorted(
-            {m.span() for p in self.patterns for m in p.finditer(text) if m.end() > m.start()},
+            {m.span() for p in self.patterns for m in matches(p, text) if m.end() > m.start()},
             key=lambda s: (s[0], -s[1]),
         )
         out: list[tuple[int, int]] = []
@@ -107,11 +114,26 @@ class Protector:
         return reduce(sentence, cuts)
 
 
-def checked(pattern: str, where: str) -> re.Pattern[str]:
-    """A user's regular expression, or an error that names it and what is wrong."""
+def matches(pattern: Any, text: str) -> Iterator[Any]:
+    """The pattern's matches in `text`; a user's (a `regex` pattern) within SECONDS."""
+    if not isinstance(pattern, regex.Pattern):
+        yield from pattern.finditer(text)
+        return
     try:
-        compiled = re.compile(pattern)
-    except re.error as err:
+        yield from list(pattern.finditer(text, timeout=SECONDS))
+    except TimeoutError:
+        raise ValueError(
+            f"protect pattern {pattern.pattern!r}: took over {SECONDS:g} s on a text of {len(text):,} "
+            "characters (it backtracks, e.g. a repeat inside a repeat); write a simpler pattern"
+        ) from None
+
+
+def checked(pattern: str, where: str) -> Any:
+    """A user's regular expression (compiled by `regex`: `re`'s syntax, with a time limit), or
+    an error that names it and what is wrong."""
+    try:
+        compiled = regex.compile(pattern)
+    except regex.error as err:
         raise ValueError(
             f"{where}: not a regular expression ({err}); write a Python regular expression, "
             "e.g. 'TKT-\\d+'"
@@ -124,7 +146,7 @@ def checked(pattern: str, where: str) -> re.Pattern[str]:
     return compiled
 
 
-def read_patterns(path: Path) -> list[re.Pattern[str]]:
+def read_patterns(path: Path) -> list[Any]:
     """The regular expressions of a --protect-file, each checked and named by its line."""
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
