@@ -110,13 +110,22 @@ def test_line_mode_keeps_spans_and_leaves_plain_lines_to_the_engine(scripted):
     assert out[0] == "SLEEPS. DOG A"
     assert sorted(re.findall(r"%s|\{name\}", out[1])) == ["%s", "{name}"]
     assert "NOW." in out[1] and "PRINT" in out[1]
-    assert scripted.calls[0] == ["A dog sleeps.", "Print  for  now."]
+    # searched as they are first; the line whose spans came back changed ("%S", "{NAME}")
+    # is searched again without them, and only it
+    assert scripted.calls == [["A dog sleeps.", "Print %s for {name} now."], ["Print  for  now."]]
+
+
+def test_spans_the_model_carried_are_not_searched_again(scripted):
+    lines = LineTranslator(scripted, Protector(("TKT-\\d+",)))
+    (out,) = lines.translate(["See TKT-42 today."], DecodeConfig())
+    assert out == "TODAY. TKT-42 SEE"  # upper case leaves "TKT-42" as it was
+    assert scripted.calls == [["See TKT-42 today."]]
 
 
 def test_a_users_pattern_is_protected_too(scripted):
-    lines = LineTranslator(scripted, Protector(("TKT-\\d+",)))
-    (out,) = lines.translate(["See TKT-42 today."], DecodeConfig())
-    assert "TKT-42" in out and "TKT-42" not in scripted.calls[0][0]
+    lines = LineTranslator(scripted, Protector(("tkt-\\d+",)))
+    (out,) = lines.translate(["See tkt-42 today."], DecodeConfig())
+    assert "tkt-42" in out and "tkt-42" not in scripted.calls[-1][0]
 
 
 def test_a_lost_placeholder_is_put_back_at_its_aligned_place_and_counted():

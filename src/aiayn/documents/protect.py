@@ -123,8 +123,9 @@ def matches(pattern: Any, text: str) -> Iterator[Any]:
         yield from list(pattern.finditer(text, timeout=SECONDS))
     except TimeoutError:
         raise ValueError(
-            f"protect pattern {pattern.pattern!r}: took over {SECONDS:g} s on a text of {len(text):,} "
-            "characters (it backtracks, e.g. a repeat inside a repeat); write a simpler pattern"
+            f"protect pattern {pattern.pattern!r}: took over {SECONDS:g} s on a text of "
+            f"{len(text):,} characters (it backtracks, e.g. a repeat inside a repeat); write a "
+            "simpler pattern"
         ) from None
 
 
