@@ -33,7 +33,7 @@ READERS: dict[str, Callable[[Any], Parsed]] = {
     "odt": odt.parse,
 }
 # the formats whose entries may already hold a translation: --retranslate replaces it too
-RETRANSLATING: dict[str, Callable[[str], Parsed]] = {
+RETRANSLATING: dict[str, Callable[[Any], Parsed]] = {
     "po": po.retranslating,
     "xliff": xliff.retranslating,
 }
