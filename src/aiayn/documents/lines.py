@@ -70,9 +70,11 @@ class LineTranslator:
         self, lines: list[str], cfg: DecodeConfig | None = None, controls: Controls | None = None
     ) -> list[str]:
         cfg = cfg or self.default_search
-        if all(p.plain for p in self.plan(lines, cfg)):
+        plans = self.plan(lines, cfg)
+        if all(p.plain for p in plans):
             return self.inner.translate(lines, cfg, controls)
-        return [found[0].text for found in self.nbest(lines, cfg.replace(nbest=1), controls)]
+        found = self.planned(lines, plans, cfg.replace(nbest=1), controls)
+        return [f[0].text for f in found]
 
     def nbest(
         self, lines: list[str], cfg: DecodeConfig | None = None, controls: Controls | None = None
@@ -81,10 +83,18 @@ class LineTranslator:
         plans = self.plan(lines, cfg)
         if all(p.plain for p in plans):
             return self.inner.nbest(lines, cfg, controls)
-        if self.protector is None:
+        return self.planned(lines, plans, cfg, controls)
+
+    def planned(
+        self, lines: list[str], plans: list[Planned], cfg: DecodeConfig, controls: Controls | None
+    ) -> list[list[Translation]]:
+        """The n best of lines some of which need their plan: searched as they are first (cut
+        where too long); those that lost or changed a protected span, again as planned."""
+        spans = [[s.payload.text for c in p.chunks for s in c.spans] for p in plans]
+        if not any(spans):  # nothing protected: only cut into chunks
             return self.searched(plans, cfg, controls)
         found = self.searched(self.plan(lines, cfg, protect=False), cfg, controls)
-        lost = [i for i, line in enumerate(lines) if not self.kept(line, found[i][0].text)]
+        lost = [i for i, texts in enumerate(spans) if not holds(found[i][0].text, texts)]
         if lost:  # searched again with the spans taken out: they come back verbatim
             again = self.searched([plans[i] for i in lost], cfg, some_lines(controls, lost))
             for i, translations in zip(lost, again, strict=True):
@@ -98,13 +108,6 @@ class LineTranslator:
         texts = [c.text for p in plans for c in p.chunks]
         found = iter(self.inner.nbest(texts, cfg, chunk_controls(controls, plans)))
         return [self.joined(p, [next(found) for _ in p.chunks]) for p in plans]
-
-    def kept(self, line: str, output: str) -> bool:
-        """Whether `output` holds each of the line's protected spans as often as the line."""
-        if self.protector is None:
-            return True
-        spans = [line[a:b] for a, b in self.protector.spans(line)]
-        return all(output.count(span) >= spans.count(span) for span in set(spans))
 
     def joined(self, plan: Planned, found: list[list[Translation]]) -> list[Translation]:
         """Each rank's chunk translations, their spans put back, as one translation."""
@@ -151,6 +154,11 @@ class LineTranslator:
 
     def warm_up(self, beams: Iterable[int]) -> None:
         self.inner.warm_up(beams)
+
+
+def holds(output: str, spans: list[str]) -> bool:
+    """Whether `output` holds each span as often as the list does."""
+    return all(output.count(span) >= spans.count(span) for span in set(spans))
 
 
 def some_lines(controls: Controls | None, lines: list[int]) -> Controls | None:
