@@ -93,11 +93,11 @@ def pages_system(model: str, paths: list[Path], fmt: str, protect: bool) -> dict
     from aiayn.evaluate.scores import stutters
 
     translator = open_translator(model)
-    options = DocumentOptions(progress=False, protect=Protector() if protect else None)
+    protector = Protector() if protect else None
     sources = [p.read_text(encoding="utf-8", errors="replace") for p in paths]
     outputs, sentences, start = [], 0, time.perf_counter()
     for path, source in zip(paths, sources, strict=True):
-        named = DocumentOptions(progress=False, protect=options.protect, name=str(path))
+        named = DocumentOptions(progress=False, protect=protector, name=str(path))
         out, n = translate_document(translator, source, fmt, translator.default_search, named)
         outputs.append(str(out))
         sentences += n
