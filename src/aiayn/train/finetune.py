@@ -26,8 +26,8 @@ from aiayn.model import Transformer
 
 # What a user runs when the data's vocabulary is not MODEL's.
 PREPARE_WITH_IT = (
-    "use the data directory MODEL was trained on, or prepare this corpus with MODEL's "
-    "vocabulary: `aiayn prepare --vocab {model} ...`"
+    "the model's weights are rows of its own ids: use the data directory it was trained on, or "
+    "prepare this corpus with its vocabulary: `aiayn prepare --vocab {model} ...`"
 )
 
 
@@ -122,7 +122,7 @@ def check_vocabulary(init: StartedFrom, data: DataDir) -> None:
     if model_pieces == data_pieces:
         return  # the same table of pieces, written by another program (an import)
     if len(model_pieces) != len(data_pieces):
-        what = f"{len(data_pieces):,} pieces against the model's {len(model_pieces):,}"
+        what = f"it has {len(data_pieces):,} pieces, the model {len(model_pieces):,}"
     else:
         pairs = zip(model_pieces, data_pieces, strict=True)
         i = next(i for i, (a, b) in enumerate(pairs) if a != b)
