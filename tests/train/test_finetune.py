@@ -5,6 +5,7 @@ it resumes bitwise from its own checkpoints; frozen tensors stay bit-identical."
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import json
 import shutil
 from pathlib import Path
@@ -17,9 +18,11 @@ from safetensors.torch import load_file
 from aiayn import Transformer, layout
 from aiayn.cli import main
 from aiayn.config import RECIPES
+from aiayn.data.data_dir import DataDir
 from aiayn.interop.marian import import_marian
 from aiayn.train import checkpoint as ckpt
 from aiayn.train.distributed import Distributed
+from aiayn.train.finetune import check_vocabulary, load_into, open_init
 from aiayn.train.metrics import read_metrics
 from aiayn.train.run_dir import open_run
 from aiayn.train.schedule import scheduled_rate
@@ -160,3 +163,28 @@ def test_the_finetune_recipe_rises_to_a_constant_rate():
     assert rates[0] == pytest.approx(1e-6) and rates[1] == pytest.approx(5e-5)
     assert rates[2] == rates[3] == rates[4] == pytest.approx(1e-4)
     assert rates[2] < scheduled_rate(4000, 512, RECIPES["paper"]) / 5  # well below the paper's
+
+
+def test_another_table_of_pieces_is_named_by_its_first_difference(source_run, tiny_data, tmp_path):
+    pb = importlib.import_module("sentencepiece.sentencepiece_model_pb2")
+    data = shutil.copytree(tiny_data, tmp_path / "data")
+    proto = pb.ModelProto()
+    proto.ParseFromString((data / "spm.model").read_bytes())
+    was = proto.pieces[10].piece
+    proto.pieces[10].piece = "▁zzz"
+    (data / "spm.model").write_bytes(proto.SerializeToString())
+    init = open_init(source_run)
+    with pytest.raises(ValueError, match=f"id 10 is '▁zzz' there and '{was}' in the model"):
+        check_vocabulary(init, DataDir.open(data))
+    check_vocabulary(init, DataDir.open(tiny_data))  # its own: accepted
+
+
+def test_a_model_changed_since_the_run_began_is_refused(source_run, tmp_path):
+    model = shutil.copytree(layout.model_dir(source_run), tmp_path / "model")
+    init = open_init(model)
+    changed = Transformer.load(model)
+    with torch.no_grad():
+        changed.src_embed.weight[5, 0] += 1.0
+    changed.save(model)
+    with pytest.raises(ValueError, match="changed since this run began from it"):
+        load_into(Transformer(changed.cfg), init)

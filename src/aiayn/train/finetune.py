@@ -9,7 +9,6 @@ checkpoints and reads MODEL again only when it had saved none.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from aiayn.config.overrides import apply_overrides
 from aiayn.data.data_dir import DataDir
 from aiayn.data.tokenizer import Tokenizer
 from aiayn.model import Transformer
+from aiayn.model.weights import weights_digest
 
 # What a user runs when the data's vocabulary is not MODEL's.
 PREPARE_WITH_IT = (
@@ -60,19 +60,14 @@ def open_init(path: Path) -> StartedFrom:
         directory = layout.model_dir(path).resolve()
     except FileNotFoundError as err:
         raise ValueError(f"--init {err}") from None
-    for name in (layout.CONFIG_FILE, layout.TOKENIZER_FILE):
+    for name in (layout.CONFIG_FILE, layout.WEIGHTS_FILE, layout.TOKENIZER_FILE):
         if not (directory / name).is_file():
             raise ValueError(
                 f"--init {path}: {directory / name} is missing, so {directory} is not a whole "
                 "model directory; give a run, a checkpoint, or one written by `aiayn average` "
                 "or `aiayn import marian`"
             )
-    return StartedFrom(directory, weights_digest(directory))
-
-
-def weights_digest(directory: Path) -> str:
-    with open(directory / layout.WEIGHTS_FILE, "rb") as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()
+    return StartedFrom(directory, weights_digest(directory / layout.WEIGHTS_FILE))
 
 
 def settings_from(
@@ -140,7 +135,7 @@ def pieces(tokenizer: Tokenizer) -> list[str]:
 def load_into(model: Transformer, init: StartedFrom) -> None:
     """MODEL's weights into the run's new model, once they are checked to be the ones the run
     recorded (a MODEL changed since would start another run than the one begun)."""
-    found = weights_digest(init.model)
+    found = weights_digest(init.model / layout.WEIGHTS_FILE)
     if found != init.weights_sha256:
         raise ValueError(
             f"{init.model / layout.WEIGHTS_FILE}: changed since this run began from it (sha256 "
