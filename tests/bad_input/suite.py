@@ -10,6 +10,7 @@ from tests.bad_input import (
     casing,
     controls,
     documents,
+    finetune,
     general,
     guided,
     multilingual_decode,
@@ -36,6 +37,7 @@ CASES: list[Case] = [
     *casing.CASES,
     *renamed.CASES,
     *protect.CASES,
+    *finetune.CASES,
 ]
 
 
