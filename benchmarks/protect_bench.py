@@ -23,6 +23,8 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: harness/
+
 ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")  # a CommonMark backslash escape
 
 

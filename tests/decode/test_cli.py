@@ -84,12 +84,17 @@ def test_evaluate_reports_the_search(run, tiny_data, capsys):
                 "power",
                 "--alpha",
                 "1.0",
+                "--no-repeat-ngram",
+                "0",
+                "--stutter-guard",
+                "0",
             ]
         )
         == 0
     )
     out = capsys.readouterr().out
-    assert "beam 2\nlength setting: power alpha 1, stop bound (set on the command line)" in out
+    said = "beam 2\nlength setting: power alpha 1, stop bound (--alpha, --length-penalty set on "
+    assert said + "the command line, the rest: " in out
     assert "BLEU" in out and "chrF" in out and "repetition" in out
 
 
