@@ -10,8 +10,8 @@ from aiayn.config.base import FrozenConfig
 
 Precision = Literal["fp32", "bf16", "fp16"]
 PRECISIONS: tuple[Precision, ...] = get_args(Precision)
-CaseSides = Literal["both", "source"]  # case_augment: what is cased
-CASE_SIDES: tuple[CaseSides, ...] = get_args(CaseSides)
+Sides = Literal["both", "source"]  # what case_augment cases, or subword_sampling samples
+SIDES: tuple[Sides, ...] = get_args(Sides)
 CaseMode = Literal["replace", "add"]  # case_augment: a cased pair in place of its own, or beside it
 CASE_MODES: tuple[CaseMode, ...] = get_args(CaseMode)
 
@@ -62,10 +62,17 @@ class TrainConfig(FrozenConfig):
     case_augment: float = 0.0
     # "source": only the source is cased and the target stays as written, so capitals are
     # answered in ordinary case and the decoder never writes the long cased pieces
-    case_augment_sides: CaseSides = "both"
+    case_augment_sides: Sides = "both"
     # "add": the chosen pairs' cased copies join the batch that holds them, so every update keeps
     # the ordinary pairs it has at case_augment=0 (the same batches) and costs a little more
     case_augment_mode: CaseMode = "replace"
+    # Subword regularisation (Kudo 2018; BPE-dropout, Provilkov et al. 2020): each epoch the
+    # training sources are segmented anew, every merge of the BPE left out with this probability
+    # (0.1 is BPE-dropout's; a unigram model: the smoothing alpha of its sampling); 0 = off.
+    subword_sampling: float = 0.0
+    # "both": the targets are sampled too (as BPE-dropout does); "source": the decoder learns
+    # the prepared segmentation, the one it writes at translation time
+    subword_sampling_sides: Sides = "source"
 
     def __post_init__(self) -> None:
         problems = []
@@ -95,14 +102,22 @@ class TrainConfig(FrozenConfig):
                 f"valid_direction_sentences must be 0 (all) or more, got "
                 f"{self.valid_direction_sentences}"
             )
+        problems += self._resegmenting_problems()
+        if problems:
+            raise ValueError("Invalid TrainConfig: " + "; ".join(problems))
+
+    def _resegmenting_problems(self) -> list[str]:
+        """What is wrong with the settings that change the training pairs each epoch
+        (case_augment, subword_sampling)."""
+        problems = []
         if not 0 <= self.case_augment <= 1:
             problems.append(
                 f"case_augment must be a fraction of the pairs in [0, 1] (0.2 = a fifth cased), "
                 f"got {self.case_augment}"
             )
-        if self.case_augment_sides not in CASE_SIDES:
+        if self.case_augment_sides not in SIDES:
             problems.append(
-                f"case_augment_sides={self.case_augment_sides!r}; choose one of {CASE_SIDES}"
+                f"case_augment_sides={self.case_augment_sides!r}; choose one of {SIDES}"
             )
         if self.case_augment_mode not in CASE_MODES:
             problems.append(
@@ -113,8 +128,26 @@ class TrainConfig(FrozenConfig):
                 "case_augment cannot be combined with guided_alignment: the alignments are of "
                 "the pairs' ordinary pieces; set one of them to 0"
             )
-        if problems:
-            raise ValueError("Invalid TrainConfig: " + "; ".join(problems))
+        if not 0 <= self.subword_sampling < 1:
+            problems.append(
+                f"subword_sampling must be in [0, 1) (0.1 = BPE-dropout's; 0 = off), got "
+                f"{self.subword_sampling}"
+            )
+        if self.subword_sampling_sides not in SIDES:
+            problems.append(
+                f"subword_sampling_sides={self.subword_sampling_sides!r}; choose one of {SIDES}"
+            )
+        if self.subword_sampling and self.guided_alignment:
+            problems.append(
+                "subword_sampling cannot be combined with guided_alignment: the alignments are "
+                "of the prepared pieces, not the sampled ones; set one of them to 0"
+            )
+        if self.subword_sampling and self.case_augment:
+            problems.append(
+                "subword_sampling cannot be combined with case_augment: both re-encode the "
+                "training pairs each epoch, and one run does only one; set one of them to 0"
+            )
+        return problems
 
 
 # Named training recipes. `paper`: section 5 as written, for 100k steps on GPUs. `short`: a run

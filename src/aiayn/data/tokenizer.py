@@ -4,8 +4,10 @@ special ids. Everything that reads or writes pieces at run time goes through `To
 from __future__ import annotations
 
 import itertools
+import threading
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import sentencepiece as spm
 
@@ -14,6 +16,8 @@ from aiayn.data.sources import DataError
 from aiayn.layout import TOKENIZER_FILE
 
 PAD_ID, BOS_ID, EOS_ID, UNK_ID = 0, 1, 2, 3  # the same ids as ModelConfig's defaults
+# SentencePiece draws from one random seed per process: a draw holds it from seeding to the end
+_SAMPLING = threading.Lock()
 
 
 class Tokenizer:
@@ -63,11 +67,27 @@ class Tokenizer:
         return self._markup
 
     def encode(self, texts: list[str]) -> list[list[int]]:
+        return self._encode(texts, {})
+
+    def sample(self, texts: list[str], alpha: float, seed: int) -> list[list[int]]:
+        """The texts' ids in a segmentation drawn at random (subword regularisation): a BPE
+        model leaves out each merge with probability alpha (BPE-dropout), a unigram model
+        draws from its segmentations smoothed by alpha (Kudo 2018). The same texts, alpha and
+        seed give the same ids, in any thread; alpha 0 on a BPE model gives `encode`'s ids.
+        Case markers and language tags stay whole pieces, as `encode` writes them."""
+        with _SAMPLING:
+            spm.set_random_generator_seed(seed)
+            # one thread: lines shared out among threads would draw in an order that varies
+            options = {"enable_sampling": True, "alpha": alpha, "nbest_size": -1, "num_threads": 1}
+            return self._encode(texts, options)
+
+    def _encode(self, texts: list[str], options: dict[str, Any]) -> list[list[int]]:
+        """Texts -> ids, SentencePiece called with `options` (sampling)."""
         if not self._markup:
-            return self._sp.encode(texts, out_type=int)
+            return self._sp.encode(texts, out_type=int, **options)
         recase = self.truecased if self._markup == "truecase" else None
         marked = [mark(text, self._markup, recase) for text in texts]
-        rests = self._sp.encode([rest for _, rest in marked], out_type=int)
+        rests = self._sp.encode([rest for _, rest in marked], out_type=int, **options)
         leads = (self._sp.piece_to_id(lead) for lead, _ in marked)
         return [lead + rest for lead, rest in zip(leads, rests, strict=True)]
 

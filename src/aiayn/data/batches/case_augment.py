@@ -104,6 +104,15 @@ class CaseAugment:
         cased = self.epoch(epoch)
         return cased.src_lengths, cased.tgt_lengths
 
+    def state_settings(self) -> dict[str, float | str]:
+        """What the sampler's state records (sides and mode only where not the default)."""
+        settings: dict[str, float | str] = {"case_augment": self.fraction}
+        if self.sides != "both":
+            settings["case_sides"] = self.sides
+        if self.mode != "replace":
+            settings["case_mode"] = self.mode
+        return settings
+
     def epoch(self, epoch: int) -> CasedEpoch:
         if self._last is None or self._last[0] != epoch:
             self._last = (epoch, self._make(epoch))
