@@ -19,6 +19,7 @@ from tests.bad_input import (
     readers,
     renamed,
     server,
+    subword,
 )
 from tests.bad_input.kit import Case, Fixtures, Outcome, make_fixtures
 
@@ -36,6 +37,7 @@ CASES: list[Case] = [
     *casing.CASES,
     *renamed.CASES,
     *protect.CASES,
+    *subword.CASES,
 ]
 
 
