@@ -115,33 +115,25 @@ class TrainConfig(FrozenConfig):
                 f"case_augment must be a fraction of the pairs in [0, 1] (0.2 = a fifth cased), "
                 f"got {self.case_augment}"
             )
-        if self.case_augment_sides not in SIDES:
-            problems.append(
-                f"case_augment_sides={self.case_augment_sides!r}; choose one of {SIDES}"
-            )
-        if self.case_augment_mode not in CASE_MODES:
-            problems.append(
-                f"case_augment_mode={self.case_augment_mode!r}; choose one of {CASE_MODES}"
-            )
-        if self.case_augment and self.guided_alignment:
-            problems.append(
-                "case_augment cannot be combined with guided_alignment: the alignments are of "
-                "the pairs' ordinary pieces; set one of them to 0"
-            )
         if not 0 <= self.subword_sampling < 1:
             problems.append(
                 f"subword_sampling must be in [0, 1) (0.1 = BPE-dropout's; 0 = off), got "
                 f"{self.subword_sampling}"
             )
-        if self.subword_sampling_sides not in SIDES:
-            problems.append(
-                f"subword_sampling_sides={self.subword_sampling_sides!r}; choose one of {SIDES}"
-            )
-        if self.subword_sampling and self.guided_alignment:
-            problems.append(
-                "subword_sampling cannot be combined with guided_alignment: the alignments are "
-                "of the prepared pieces, not the sampled ones; set one of them to 0"
-            )
+        choices = {
+            "case_augment_sides": SIDES,
+            "case_augment_mode": CASE_MODES,
+            "subword_sampling_sides": SIDES,
+        }
+        for name, allowed in choices.items():
+            if getattr(self, name) not in allowed:
+                problems.append(f"{name}={getattr(self, name)!r}; choose one of {allowed}")
+        for name in ("case_augment", "subword_sampling"):
+            if getattr(self, name) and self.guided_alignment:
+                problems.append(
+                    f"{name} cannot be combined with guided_alignment: the alignments are of "
+                    "the pairs' prepared pieces; set one of them to 0"
+                )
         if self.subword_sampling and self.case_augment:
             problems.append(
                 "subword_sampling cannot be combined with case_augment: both re-encode the "

@@ -21,6 +21,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -104,9 +105,9 @@ class CaseAugment:
         cased = self.epoch(epoch)
         return cased.src_lengths, cased.tgt_lengths
 
-    def state_settings(self) -> dict[str, float | str]:
+    def state_settings(self) -> dict[str, Any]:
         """What the sampler's state records (sides and mode only where not the default)."""
-        settings: dict[str, float | str] = {"case_augment": self.fraction}
+        settings: dict[str, Any] = {"case_augment": self.fraction}
         if self.sides != "both":
             settings["case_sides"] = self.sides
         if self.mode != "replace":

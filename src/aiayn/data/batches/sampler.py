@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -52,7 +52,7 @@ class EpochLengths(Protocol):
         """(N,) source and target pieces of every pair in this epoch."""
         ...
 
-    def state_settings(self) -> dict[str, float | str]:
+    def state_settings(self) -> dict[str, Any]:
         """What the sampler's state records of it (SamplerState fields, defaults left out): a
         run resumed with other settings would have other batches."""
         ...

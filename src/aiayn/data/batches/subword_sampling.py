@@ -20,6 +20,7 @@ import itertools
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -62,9 +63,9 @@ class SubwordSampling:
         self._ahead: tuple[int, Future[ParallelData]] | None = None
         self._worker = ThreadPoolExecutor(1, thread_name_prefix="subword-sampling")
 
-    def state_settings(self) -> dict[str, float | str]:
+    def state_settings(self) -> dict[str, Any]:
         """What the sampler's state records (the sides only where both are sampled)."""
-        settings: dict[str, float | str] = {"subword_sampling": self.alpha}
+        settings: dict[str, Any] = {"subword_sampling": self.alpha}
         if self.sides != "source":
             settings["subword_sides"] = self.sides
         return settings
