@@ -3,12 +3,16 @@ another segmentation of the same text, drawn ahead; at alpha 0, the prepared pie
 
 import threading
 
+import numpy as np
 import pytest
+import sentencepiece as spm
 
 from aiayn.data.batches.dataset import ParallelData
 from aiayn.data.batches.sampler import TokenBatchSampler
 from aiayn.data.batches.subword_sampling import CHUNK_LINES, SubwordSampling, chunk_seed
+from aiayn.data.bpe_dropout import dropout_merges
 from aiayn.data.data_dir import DataDir
+from aiayn.data.sources import DataError
 from aiayn.data.tokenizer import Tokenizer
 from tests.data.conftest import prepared_tsv, synthetic_pairs, write_tsv
 
@@ -54,9 +58,11 @@ def test_the_draw_does_not_depend_on_the_thread_or_what_ran_before(tiny_data):
     assert there == [here]
 
 
-def test_the_next_epoch_is_drawn_ahead_and_is_the_same_draw(tiny_data):
+def test_the_next_epoch_is_drawn_ahead_in_another_process_and_is_the_same_draw(tiny_data):
+    """The worker is a process of its own (spawned): the draw is the same there as here, as a
+    resumed run, another process, needs (SentencePiece's own sampling is not)."""
     made = sampling(tiny_data)
-    made.epoch(0)
+    assert ids(made.epoch(0), 0) == ids(made.draw(0), 0)
     ahead = made._ahead
     assert ahead is not None and ahead[0] == 1  # under way while epoch 0 is trained
     assert ids(made.epoch(1), 0) == ids(made.draw(1), 0)
@@ -160,3 +166,32 @@ def test_chunks_are_drawn_under_their_own_seeds(tiny_data, monkeypatch):
     second = made.tokenizer.sample(lines[100:200], 0.3, chunk_seed(1, 0, 0, 1))
     assert drawn[100:200] == second
     assert len(lines) > 2 * 100 and CHUNK_LINES >= 10_000
+
+
+def test_dropout_merges_best_first_and_drops_them_all_at_alpha_near_one():
+    scores = {"ab": -1.0, "bc": 0.0}  # bc merges before ab
+    rng = np.random.default_rng(0)
+    assert dropout_merges(list("abc"), scores, 0.0, rng) == ["a", "bc"]
+    assert dropout_merges(list("abab"), scores, 0.0, rng) == ["ab", "ab"]  # leftmost first
+    assert dropout_merges(list("abc"), scores, 1 - 1e-12, rng) == ["a", "b", "c"]
+    drawn = {tuple(dropout_merges(list("abc"), scores, 0.5, rng)) for _ in range(50)}
+    assert drawn == {("a", "bc"), ("ab", "c"), ("a", "b", "c")}  # bc dropped, ab may merge
+
+
+def test_a_unigram_vocabulary_is_refused_with_what_to_do(tmp_path):
+    text = tmp_path / "t.txt"
+    text.write_text("\n".join(s for s, _ in synthetic_pairs(200)), encoding="utf-8")
+    spm.SentencePieceTrainer.train(
+        input=str(text),
+        model_prefix=str(tmp_path / "spm"),
+        model_type="unigram",
+        vocab_size=60,
+        pad_id=0,
+        bos_id=1,
+        eos_id=2,
+        unk_id=3,
+        minloglevel=2,
+    )
+    tokenizer = Tokenizer(tmp_path / "spm.model")
+    with pytest.raises(DataError, match=r"not a BPE vocabulary.*set subword_sampling=0"):
+        tokenizer.sample(["The dog sees."], 0.1, 1)

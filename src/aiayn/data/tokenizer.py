@@ -3,21 +3,22 @@ special ids. Everything that reads or writes pieces at run time goes through `To
 
 from __future__ import annotations
 
+import functools
 import itertools
-import threading
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
+import numpy as np
 import sentencepiece as spm
+from sentencepiece import sentencepiece_model_pb2
 
+from aiayn.data.bpe_dropout import dropout_merges, words
 from aiayn.data.case_markup import EVERY_MARKER, capitalised, mark, markup_of, unmark
 from aiayn.data.sources import DataError
 from aiayn.layout import TOKENIZER_FILE
 
 PAD_ID, BOS_ID, EOS_ID, UNK_ID = 0, 1, 2, 3  # the same ids as ModelConfig's defaults
-# SentencePiece draws from one random seed per process: a draw holds it from seeding to the end
-_SAMPLING = threading.Lock()
+WORD_START = "▁"  # SentencePiece's mark of a word's start (a space)
 
 
 class Tokenizer:
@@ -67,29 +68,55 @@ class Tokenizer:
         return self._markup
 
     def encode(self, texts: list[str]) -> list[list[int]]:
-        return self._encode(texts, {})
-
-    def sample(self, texts: list[str], alpha: float, seed: int) -> list[list[int]]:
-        """The texts' ids in a segmentation drawn at random (subword regularisation): a BPE
-        model leaves out each merge with probability alpha (BPE-dropout), a unigram model
-        draws from its segmentations smoothed by alpha (Kudo 2018). The same texts, alpha and
-        seed give the same ids, in any thread; alpha 0 on a BPE model gives `encode`'s ids.
-        Case markers and language tags stay whole pieces, as `encode` writes them."""
-        with _SAMPLING:
-            spm.set_random_generator_seed(seed)
-            # one thread: lines shared out among threads would draw in an order that varies
-            options = {"enable_sampling": True, "alpha": alpha, "nbest_size": -1, "num_threads": 1}
-            return self._encode(texts, options)
-
-    def _encode(self, texts: list[str], options: dict[str, Any]) -> list[list[int]]:
-        """Texts -> ids, SentencePiece called with `options` (sampling)."""
         if not self._markup:
-            return self._sp.encode(texts, out_type=int, **options)
+            return self._sp.encode(texts, out_type=int)
         recase = self.truecased if self._markup == "truecase" else None
         marked = [mark(text, self._markup, recase) for text in texts]
-        rests = self._sp.encode([rest for _, rest in marked], out_type=int, **options)
+        rests = self._sp.encode([rest for _, rest in marked], out_type=int)
         leads = (self._sp.piece_to_id(lead) for lead, _ in marked)
         return [lead + rest for lead, rest in zip(leads, rests, strict=True)]
+
+    def sample(self, texts: list[str], alpha: float, seed: int) -> list[list[int]]:
+        """The texts' ids in a segmentation drawn at random: BPE-dropout (bpe_dropout.py),
+        each merge left out with probability alpha, the draws from a generator seeded with
+        `seed`: the same texts, alpha and seed give the same ids in any process or thread,
+        and alpha 0 gives `encode`'s. Case markers, language tags and unknown pieces stay as
+        `encode` writes them; only runs of ordinary pieces are segmented anew."""
+        rng = np.random.default_rng(seed)
+        return [self._dropped(ids, alpha, rng) for ids in self.encode(texts)]
+
+    def _dropped(self, ids: list[int], alpha: float, rng: np.random.Generator) -> list[int]:
+        scores = self._merges
+        out: list[int] = []
+        run: list[str] = []  # ordinary pieces, segmented anew together
+        for i, piece in zip([*ids, None], [*self._sp.id_to_piece(ids), None], strict=True):
+            if piece is not None and piece in scores:
+                run.append(piece)
+                continue
+            chars = list("".join(run))
+            if all(c in scores for c in chars):
+                for word in words(chars, WORD_START):
+                    out += self._sp.piece_to_id(dropout_merges(word, scores, alpha, rng))
+            else:  # a character the vocabulary lacks: the pieces as they were
+                out += self._sp.piece_to_id(run)
+            run = []
+            if i is not None:
+                out.append(i)
+        return out
+
+    @functools.cached_property
+    def _merges(self) -> dict[str, float]:
+        """The pieces BPE merges into, with their scores (higher merges first)."""
+        model = sentencepiece_model_pb2.ModelProto()
+        model.ParseFromString(self._sp.serialized_model_proto())
+        if model.trainer_spec.model_type != model.trainer_spec.BPE:
+            raise DataError(
+                f"{self.path}: not a BPE vocabulary (SentencePiece model type "
+                f"{model.trainer_spec.model_type}); subword_sampling samples BPE merges: "
+                "train on a data directory from `aiayn prepare`, or set subword_sampling=0"
+            )
+        normal = model.SentencePiece.NORMAL
+        return {p.piece: p.score for p in model.pieces if p.type == normal}
 
     def truecased(self, word: str) -> str:
         """The lower-cased word as it is written lower-cased or with a capital first letter,

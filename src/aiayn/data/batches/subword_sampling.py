@@ -1,24 +1,27 @@
 """Subword regularisation (`aiayn train --set subword_sampling=ALPHA`): each epoch the training
-sources (with `subword_sampling_sides=both` the targets too) are segmented anew by the run's
-SentencePiece model with sampling on - BPE-dropout (Provilkov et al. 2020) for the BPE that
-`aiayn prepare` learns, each merge left out with probability ALPHA; for a unigram model,
-Kudo's (2018) sampling with smoothing ALPHA. The model meets a word in many segmentations and
-learns its pieces' make-up, which helps most where the corpus is small. Validation and test
-data keep their prepared pieces, as translation does.
+sources (with `subword_sampling_sides=both` the targets too) are segmented anew by BPE-dropout
+(Provilkov et al. 2020) over the run's SentencePiece BPE: each merge left out with probability
+ALPHA. The model meets a word in many segmentations and learns its pieces' make-up, which
+helps most where the corpus is small. Validation and test data keep their prepared pieces, as
+translation does. The draws are our own (data/bpe_dropout.py): SentencePiece's sampling gives
+other pieces for the same seed in another process, and a resumed run is another process.
 
 An epoch's pieces are a pure function of (seed, epoch): the lines are drawn in fixed chunks,
-each with SentencePiece's generator seeded from (seed, epoch, side, chunk), so a resumed run
-gets the pieces of an uninterrupted one. The sampler batches by the new lengths; a line whose
-sampled pieces no longer fit the token budget keeps its prepared ones. While an epoch is
-trained, the next one is drawn in a worker thread (SentencePiece lets go of the GIL), so an
-update waits for none of it.
+each with a generator seeded from (seed, epoch, side, chunk), so a resumed run gets the pieces
+of an uninterrupted one. The sampler batches by the new lengths; a line whose sampled pieces
+no longer fit the token budget keeps its prepared ones. While an epoch is trained, the next
+one is drawn in a worker process (the draw is Python; in a thread it would hold up the
+updates), so an update waits for none of it.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
+import multiprocessing
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,9 +42,40 @@ def chunk_seed(seed: int, epoch: int, side: int, chunk: int) -> int:
     return int(state[0])
 
 
+@dataclass(frozen=True)
+class Draw:
+    """What an epoch's draw needs, sent to the worker process."""
+
+    tokenizer: Path  # the run's SentencePiece model
+    texts: tuple[Path, ...]  # the lines to sample: the sources, or the sources and the targets
+    alpha: float
+    seed: int
+
+
+def sample_epoch(draw: Draw, epoch: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Each side's lines drawn anew for an epoch: (flat int32 ids, (N,) lengths) per side. A
+    pure function of its arguments, run in the worker process (or here)."""
+    tokenizer, found = _tokenizer(draw.tokenizer), []
+    for side, path in enumerate(draw.texts):
+        ids, lengths = [], []
+        for chunk, lines in enumerate(_chunks(path, CHUNK_LINES)):
+            drawn = tokenizer.sample(lines, draw.alpha, chunk_seed(draw.seed, epoch, side, chunk))
+            ids.append(np.fromiter(itertools.chain.from_iterable(drawn), np.int32))
+            lengths.append(np.fromiter(map(len, drawn), np.int64, len(drawn)))
+        empty = [np.zeros(0, np.int32)], [np.zeros(0, np.int64)]
+        found.append((np.concatenate(ids or empty[0]), np.concatenate(lengths or empty[1])))
+    return found
+
+
+@functools.lru_cache(maxsize=2)
+def _tokenizer(path: Path) -> Tokenizer:
+    """The worker's tokenizer, opened once."""
+    return Tokenizer(path)
+
+
 class SubwordSampling:
     """Each epoch's training split with sampled pieces (the current epoch's kept, the next
-    one's drawn ahead)."""
+    one's drawn ahead in a worker process)."""
 
     def __init__(
         self,
@@ -59,9 +93,11 @@ class SubwordSampling:
         sides: "source", or "both" (the targets sampled too)."""
         self.alpha, self.seed, self.texts, self.tokenizer = alpha, seed, texts, tokenizer
         self.data, self.max_tokens, self.pad_to, self.sides = data, max_tokens, pad_to, sides
+        sampled = texts if sides == "both" else texts[:1]
+        self.job = Draw(tokenizer.path, tuple(sampled), alpha, seed)
         self._current: tuple[int, ParallelData] | None = None
-        self._ahead: tuple[int, Future[ParallelData]] | None = None
-        self._worker = ThreadPoolExecutor(1, thread_name_prefix="subword-sampling")
+        self._ahead: tuple[int, Future] | None = None
+        self._worker: ProcessPoolExecutor | None = None  # started on the first epoch asked for
 
     def state_settings(self) -> dict[str, Any]:
         """What the sampler's state records (the sides only where both are sampled)."""
@@ -76,57 +112,56 @@ class SubwordSampling:
         return data.src_lengths, data.tgt_lengths
 
     def epoch(self, epoch: int) -> ParallelData:
-        """The split with this epoch's pieces; the next epoch's are drawn meanwhile."""
+        """The split with this epoch's pieces; the next epoch's are drawn meanwhile, in a
+        process of its own (the draw is Python: in a thread it would hold up the updates)."""
         if self._current is None or self._current[0] != epoch:
+            if self._worker is None:
+                self._worker = ProcessPoolExecutor(1, multiprocessing.get_context("spawn"))
             ahead = self._ahead
             if ahead is None or ahead[0] != epoch:  # the first epoch, or a resumed run's
                 if ahead is not None:
                     ahead[1].cancel()  # not needed; one already under way ends first
-                ahead = (epoch, self._worker.submit(self.draw, epoch))
-            data = ahead[1].result()
-            self._current = (epoch, data)
-            self._ahead = (epoch + 1, self._worker.submit(self.draw, epoch + 1))
+                ahead = (epoch, self._worker.submit(sample_epoch, self.job, epoch))
+            self._current = (epoch, self._resegmented(ahead[1].result()))
+            self._ahead = (epoch + 1, self._worker.submit(sample_epoch, self.job, epoch + 1))
         return self._current[1]
 
     def draw(self, epoch: int) -> ParallelData:
-        """The split with the pieces of an epoch, drawn now (a pure function of seed and epoch)."""
-        src = self._sampled(0, epoch)
-        tgt = self._sampled(1, epoch) if self.sides == "both" else None
-        return self.data.resegmented(src, tgt)
+        """The split with the pieces of an epoch, drawn here and now (what `epoch` gives)."""
+        return self._resegmented(sample_epoch(self.job, epoch))
 
-    def _sampled(self, side: int, epoch: int) -> FlatIds:
-        """One side's lines drawn anew: (flat ids, (N + 1,) offsets)."""
+    def _resegmented(self, drawn: list[tuple[np.ndarray, np.ndarray]]) -> ParallelData:
+        sides = [self._fitted(side, *found) for side, found in enumerate(drawn)]
+        return self.data.resegmented(sides[0], sides[1] if len(sides) > 1 else None)
+
+    def _fitted(self, side: int, ids: np.ndarray, lengths: np.ndarray) -> FlatIds:
+        """(flat ids, (N + 1,) offsets) of one side's draw, a line too long for the token
+        budget once sampled back in its prepared pieces."""
         path, n = self.texts[side], len(self.data)
-        ids, lengths = [], []
-        for chunk, (start, lines) in enumerate(_chunks(path, CHUNK_LINES)):
-            seed = chunk_seed(self.seed, epoch, side, chunk)
-            drawn = self.tokenizer.sample(lines, self.alpha, seed)
-            for i, line in enumerate(drawn):
-                if round_up(len(line) + 1, self.pad_to) > self.max_tokens and start + i < n:
-                    drawn[i] = self.data.pair(start + i)[side].tolist()  # too long: as prepared
-            ids.append(np.fromiter(itertools.chain.from_iterable(drawn), np.int32))
-            lengths.append(np.fromiter(map(len, drawn), np.int64, len(drawn)))
-        found = sum(map(len, lengths))
-        if found != n:
+        if len(lengths) != n:
             raise DataError(
-                f"{path}: {found} lines for {n} encoded pairs; subword_sampling re-encodes "
-                f"these lines: re-run `aiayn prepare --out {path.parent}`"
+                f"{path}: {len(lengths)} lines for {n} encoded pairs; subword_sampling "
+                f"re-encodes these lines: re-run `aiayn prepare --out {path.parent}`"
             )
+        too_long = np.flatnonzero(round_up(lengths + 1, self.pad_to) > self.max_tokens)
+        if len(too_long):
+            lines = np.split(ids, np.cumsum(lengths)[:-1])
+            for i in too_long.tolist():
+                lines[i] = self.data.pair(i)[side].astype(np.int32)
+                lengths[i] = len(lines[i])
+            ids = np.concatenate(lines)
         offsets = np.zeros(n + 1, np.int64)
-        np.cumsum(np.concatenate(lengths) if lengths else [], out=offsets[1:])
-        return np.concatenate(ids) if ids else np.zeros(0, np.int32), offsets
+        np.cumsum(lengths, out=offsets[1:])
+        return ids, offsets
 
 
-def _chunks(path: Path, size: int) -> Iterator[tuple[int, list[str]]]:
-    """(the first line's number, up to `size` lines) at a time, newlines removed."""
+def _chunks(path: Path, size: int) -> Iterator[list[str]]:
+    """Up to `size` lines at a time, newlines removed."""
     if not path.is_file():
         raise DataError(f"{path}: missing; subword_sampling needs the split's text to sample it")
     with open(path, encoding="utf-8") as f:
-        for start in itertools.count(0, size):
-            lines = [line.rstrip("\n") for line in itertools.islice(f, size)]
-            if not lines:
-                return
-            yield start, lines
+        while lines := [line.rstrip("\n") for line in itertools.islice(f, size)]:
+            yield lines
 
 
 def subword_sampling_for(cfg, data, tokenizer: Path, train: ParallelData) -> SubwordSampling | None:
