@@ -11,6 +11,8 @@ SentencePiece's own segmentation (a test holds every training line to it).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
@@ -26,13 +28,18 @@ def dropout_merges(
         scores: the vocabulary's mergeable pieces and their scores (higher merges first).
     """
     units = list(units)
+    # every step's draws at once (L - 1 pairs at most, one fewer each step): one call, not L
+    draws, used = rng.random(len(units) * (len(units) - 1) // 2).tolist(), 0
     while len(units) > 1:
-        kept = rng.random(len(units) - 1) >= alpha  # (L - 1,) this step's pairs not dropped
-        best, at = -np.inf, -1
-        for k in range(len(units) - 1):
-            score = scores.get(units[k] + units[k + 1])
-            if score is not None and kept[k] and score > best:
-                best, at = score, k
+        pairs = len(units) - 1
+        kept = [r >= alpha for r in draws[used : used + pairs]]  # this step's pairs not dropped
+        used += pairs
+        best, at = -math.inf, -1
+        for k, keep in enumerate(kept):
+            if keep:
+                score = scores.get(units[k] + units[k + 1])
+                if score is not None and score > best:
+                    best, at = score, k
         if at < 0:
             break
         units[at : at + 2] = [units[at] + units[at + 1]]

@@ -107,7 +107,7 @@ class Tokenizer:
     @functools.cached_property
     def _merges(self) -> dict[str, float]:
         """The pieces BPE merges into, with their scores (higher merges first)."""
-        model = sentencepiece_model_pb2.ModelProto()
+        model = sentencepiece_model_pb2.ModelProto()  # type: ignore[attr-defined]  # generated
         model.ParseFromString(self._sp.serialized_model_proto())
         if model.trainer_spec.model_type != model.trainer_spec.BPE:
             raise DataError(
