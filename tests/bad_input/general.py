@@ -375,7 +375,7 @@ CASES = [
             '{"setting": {"alpha": "high", "length_penalty": "gnmt", "stop": "bound"}}'
         ),
         2,
-        ("search.json", "not a length setting", "alpha from 0 to 10", "delete it"),
+        ("search.json", "not a search setting", "alpha from 0 to 10", "delete it"),
     ),
     Case(
         'search.json whose setting for glossary terms stops "never"',
@@ -384,13 +384,28 @@ CASES = [
             '"terms": {"alpha": 1.0, "length_penalty": "gnmt", "stop": "never"}}'
         ),
         2,
-        ("search.json", '"stop": "never"', "not a length setting", "k-finished", "delete it"),
+        ("search.json", '"stop": "never"', "not a search setting", "k-finished", "delete it"),
+    ),
+    Case(
+        "search.json whose stutter guard is -2",
+        damaged_search_file(
+            '{"setting": {"alpha": 1.0, "length_penalty": "gnmt", "stop": "bound", '
+            '"stutter_guard": -2}}'
+        ),
+        2,
+        ("search.json", '"stutter_guard": -2', "not a search setting", "from 0 to 10", "delete it"),
     ),
     Case(
         "translate --no-repeat-ngram -1",
         translate_with("--no-repeat-ngram", "-1"),
         2,
         ("no_repeat_ngram", "-1", "0 (off)"),
+    ),
+    Case(
+        "translate --stutter-guard -1",
+        translate_with("--stutter-guard", "-1"),
+        2,
+        ("stutter_guard", "-1", "0 (off)", "3 is safe"),
     ),
     Case(
         "tune a model directory outside a run, no --data",

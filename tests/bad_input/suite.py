@@ -10,6 +10,7 @@ from tests.bad_input import (
     casing,
     controls,
     documents,
+    finetune,
     general,
     guided,
     multilingual_decode,
@@ -38,6 +39,7 @@ CASES: list[Case] = [
     *renamed.CASES,
     *protect.CASES,
     *subword.CASES,
+    *finetune.CASES,
 ]
 
 

@@ -10,7 +10,9 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from aiayn.config import ModelConfig
+from aiayn.config import DecodeConfig, ModelConfig
+from aiayn.decode.beam import beam_search
+from aiayn.decode.greedy import greedy_decode
 from aiayn.decode.protocols import DecodingModel
 from aiayn.model.outputs import Decoded
 
@@ -88,3 +90,10 @@ class ScriptedModel:
 def as_decoding_model(model: ScriptedModel) -> DecodingModel[PrefixCache]:
     """Nothing at run time: `make lint` (mypy) checks that the stand-in keeps the protocol."""
     return model
+
+
+def first_output(model: DecodingModel, src: Tensor, search: str, cfg: DecodeConfig) -> list[int]:
+    """The first sentence's output ids by greedy decoding ("greedy") or beam search ("beam")."""
+    if search == "greedy":
+        return greedy_decode(model, src, cfg)[0]
+    return beam_search(model, src, cfg)[0][0].tokens

@@ -7,12 +7,10 @@ import pytest
 import torch
 
 from aiayn.config import DecodeConfig
-from aiayn.decode.beam import beam_search
-from aiayn.decode.greedy import greedy_decode
 from aiayn.decode.rules import block_repeats
 from aiayn.decode.sampling import Sampler
 from aiayn.model.outputs import Decoded
-from tests.decode.scripted import CFG, EOS, PrefixCache, ScriptedModel, V
+from tests.decode.scripted import CFG, EOS, PrefixCache, ScriptedModel, V, first_output
 
 A, B = 3, 4
 
@@ -77,9 +75,7 @@ def test_a_looping_model_stops_repeating(search, n):
     on = off.replace(no_repeat_ngram=n)
 
     def run(cfg):
-        if search == "greedy":
-            return greedy_decode(LoopingModel(), SRC, cfg)[0]
-        return beam_search(LoopingModel(), SRC, cfg)[0][0].tokens
+        return first_output(LoopingModel(), SRC, search, cfg)
 
     assert has_repeated_ngram(run(off), n)  # "a b a b ..." to the limit
     found = run(on)

@@ -5,13 +5,13 @@ import torch
 
 from aiayn.config import DecodeConfig
 from aiayn.decode.beam import beam_search
-from aiayn.evaluate.search_grid import LengthSetting, grid_search
+from aiayn.evaluate.search_grid import SearchSetting, grid_search
 from aiayn.model.outputs import Decoded
 from tests.conftest import padded_batch, tiny_model
 from tests.decode.scripted import ScriptedModel
 
 GRID = [
-    LengthSetting(alpha, kind, stop)
+    SearchSetting(alpha, kind, stop)
     for kind, stops in (("gnmt", ("bound", "k-finished")), ("power", ("k-finished",)))
     for stop in stops
     for alpha in (0.0, 0.6, 1.0, 1.4, 2.0)

@@ -13,10 +13,17 @@ from aiayn import DecodeConfig, layout, open_translator
 from aiayn.cli import main
 from aiayn.data.data_dir import DataDir
 from aiayn.decode.translate import decode_lines, decoder, load_model, translate_lines
+from aiayn.evaluate.scores import stutter_rate
+from aiayn.evaluate.search_grid import SearchSetting
 from aiayn.evaluate.tune import (
+    GUARDED_SETTINGS,
+    GUARDS,
+    choose,
     direction_sample,
+    excess,
     length_grid,
     reference_terms,
+    repeat_bounds,
     term_controls,
     tune_search,
 )
@@ -26,18 +33,41 @@ from tests.train.multilingual_fixture import make_multilingual_dir
 
 
 def test_the_chosen_setting_has_the_best_validation_bleu_of_its_grid(tiny_run, tiny_data):
-    """Every row of the grid is the BLEU that setting's own search gets, and the best wins."""
+    """Every row of the grid (the length settings, then the best few under each repetition
+    guard) is what that setting's own search gets, and the best BLEU within the repetition
+    bounds wins."""
     model, tokenizer = load_model(tiny_run)
-    grid = length_grid((0.6, 1.0, 2.0))
-    tuned = tune_search(model, tokenizer, tiny_data, base=DecodeConfig(beam=3), grid=grid)
+    grid, base = length_grid((0.6, 1.0, 2.0)), DecodeConfig(beam=3)
+    tuned = tune_search(model, tokenizer, tiny_data, base=base, grid=grid)
     sources, refs = DataDir(tiny_data).sources("valid"), DataDir(tiny_data).references("valid")
-    for setting, row in zip(grid, tuned.grid, strict=True):
-        found = translate_lines(model, tokenizer, sources, setting.apply(DecodeConfig(beam=3)))
-        assert row["setting"] == setting.__dict__
+    tried = [SearchSetting(**row["setting"]) for row in tuned.grid]
+    assert tried[: len(grid)] == grid
+    assert {s.guards for s in tried[len(grid) :]} == set(GUARDS)
+    assert len(tried) == len(grid) + GUARDED_SETTINGS * len(GUARDS)
+    for setting, row in zip(tried, tuned.grid, strict=True):
+        found = translate_lines(model, tokenizer, sources, setting.apply(base))
         assert row["bleu"] == round(BLEU().corpus_score(found, refs).score, 4)
-    assert tuned.tuned_on["bleu"] == max(row["bleu"] for row in tuned.grid)
+        assert row["stutter"] == round(stutter_rate(found), 4)
+    bounds = repeat_bounds(refs[0])
+    within = [row for row in tuned.grid if excess(row, bounds) <= 1]
+    best = max(within or tuned.grid, key=lambda row: (-max(excess(row, bounds), 1), row["bleu"]))
+    assert tuned.tuned_on["bleu"] == best["bleu"] and tuned.setting in tried
     assert grid[0] == PAPER and tuned.tuned_on["paper_bleu"] == tuned.grid[0]["bleu"]
     assert tuned.power is not None and tuned.power.length_penalty == "power"
+    assert tuned.power.stutter_guard == 0  # CTranslate2 has none
+
+
+def test_a_setting_that_repeats_more_than_the_references_loses_to_one_that_does_not():
+    bounds = {"repetition": 0.1, "stutter": 0.01}
+    rows = [
+        {"bleu": 30.0, "repetition": 0.2, "stutter": 0.0},  # the best BLEU, but repeats
+        {"bleu": 29.0, "repetition": 0.05, "stutter": 0.0},
+        {"bleu": 29.5, "repetition": 0.05, "stutter": 0.02},  # stutters
+        {"bleu": 29.0, "repetition": 0.1, "stutter": 0.01},  # as good, later: loses the tie
+    ]
+    assert choose(rows, bounds) == 1
+    assert choose(rows, bounds, among=[0, 2]) == 0  # none within: the one that passes least
+    assert choose([rows[0], rows[2]], {"repetition": 0.4, "stutter": 0.04}) == 0
 
 
 def test_the_setting_for_terms_has_the_best_bleu_with_a_reference_word_as_term(tiny_run, tiny_data):
@@ -55,14 +85,15 @@ def test_the_setting_for_terms_has_the_best_bleu_with_a_reference_word_as_term(t
         if word is not None:
             assert word in re.findall(r"\w+", ref) and word not in re.findall(r"\w+", output)
     controls = term_controls(tokenizer, words)
-    for setting, row in zip(grid, tuned.grid, strict=True):
+    for setting, row in zip(grid, tuned.grid[: len(grid)], strict=True):
         cfg = setting.apply_to_terms(tuned.setting.apply(base))
         found = decode_lines(model, tokenizer, sources, decoder(cfg, controls), [], cfg)
         assert row["terms"]["bleu"] == round(
             BLEU().corpus_score(tokenizer.decode(found), refs).score, 4
         )
-    assert tuned.terms in grid
-    assert tuned.tuned_on["terms_bleu"] == max(row["terms"]["bleu"] for row in tuned.grid)
+    assert tuned.terms in [s.guarded(*tuned.setting.guards) for s in grid]
+    terms_bleu = [row["terms"]["bleu"] for row in tuned.grid if "terms" in row]
+    assert len(terms_bleu) == len(grid) and tuned.tuned_on["terms_bleu"] == max(terms_bleu)
 
 
 def test_a_length_option_of_the_user_applies_to_sentences_with_terms_too():
@@ -94,8 +125,13 @@ def test_a_closed_run_translates_with_its_setting_by_default(tiny_run, tmp_path,
     assert (
         f"{tuned.setting.length_penalty} alpha {tuned.setting.alpha:g}" in capsys.readouterr().err
     )
-    assert main([*argv, "--alpha", "0.6", "--stop", "bound", "--length-penalty", "gnmt"]) == 0
+    length = ["--alpha", "0.6", "--stop", "bound", "--length-penalty", "gnmt"]
+    guards = ["--no-repeat-ngram", "0", "--stutter-guard", "0"]
+    assert main([*argv, *length, *guards]) == 0
     assert "gnmt alpha 0.6, stop bound (set on the command line)" in capsys.readouterr().err
+    assert main([*argv, "--alpha", "0.6"]) == 0
+    assert "alpha 0.6, stop " in (err := capsys.readouterr().err)
+    assert "--alpha set on the command line, the rest: " in err and "search.json" in err
 
 
 def closed(run) -> dict:
@@ -168,3 +204,26 @@ def test_a_multilingual_split_is_tuned_on_the_first_lines_of_each_direction(tmp_
     assert rows == sorted(rows)  # in file order
     assert direction_sample(files, "valid", 0) is None  # 0: every line
     assert direction_sample(DataDir(tiny_data), "valid", 3) is None  # bilingual: every line
+
+
+def test_a_stored_repetition_guard_is_the_default_and_a_flag_overrides_it(
+    tiny_run, tmp_path, capsys
+):
+    import shutil
+
+    from aiayn.evaluate.tuned import TunedSearch, write_tuned
+
+    model = tmp_path / "model"
+    shutil.copytree(layout.best_dir(tiny_run), model)
+    write_tuned(model, TunedSearch(setting=SearchSetting(1.0, "gnmt", "bound", 0, 3)))
+    assert open_translator(model).default_search.stutter_guard == 3
+    (tmp_path / "in.txt").write_text("the dog sees a cat\n")
+    argv = ["translate", "--model", str(model), "--input", str(tmp_path / "in.txt")]
+    assert main(argv) == 0
+    assert "gnmt alpha 1, stop bound, stutter guard 3 (" in capsys.readouterr().err
+    assert main([*argv, "--stutter-guard", "0"]) == 0  # off; the length setting: the stored one
+    err = capsys.readouterr().err
+    assert "gnmt alpha 1, stop bound (" in err and "stutter guard" not in err
+    old = '{"setting": {"alpha": 1.0, "length_penalty": "gnmt", "stop": "bound"}}'
+    (model / layout.SEARCH_FILE).write_text(old)  # written before the guards: none
+    assert open_translator(model).default_search.stutter_guard == 0

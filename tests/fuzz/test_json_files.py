@@ -12,7 +12,7 @@ from hypothesis import example, given
 
 from aiayn import DecodeConfig, layout
 from aiayn.data.data_dir import DataMeta
-from aiayn.evaluate.search_grid import LengthSetting
+from aiayn.evaluate.search_grid import SearchSetting
 from aiayn.evaluate.tuned import read_tuned
 from aiayn.model import Transformer
 from aiayn.train.distributed import Distributed
@@ -144,7 +144,7 @@ def test_search_json(checkpoint):
                 if tuned.terms is not None:  # a sentence with glossary terms: the terms' setting
                     terms = cfg.for_terms()
                     assert (
-                        LengthSetting(terms.alpha, terms.length_penalty, terms.stop) == tuned.terms
+                        SearchSetting(terms.alpha, terms.length_penalty, terms.stop) == tuned.terms
                     )
 
     fuzz()

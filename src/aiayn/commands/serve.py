@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from aiayn.commands.options.engine import (
-    LENGTH_OPTIONS,
+    TUNED_OPTIONS,
     add_engine,
     add_length,
     engine_config,
@@ -134,7 +134,7 @@ def run_serve(args: argparse.Namespace) -> int:
         max_pending=args.max_pending,
         rate=rate,
     )
-    given = search_options(args, only=LENGTH_OPTIONS)  # the limits are the server's own
+    given = search_options(args, only=TUNED_OPTIONS)  # the limits are the server's own
     app = create_app(args.model, limits, args.wait_ms, engine_config(args), given, keys)
     print(
         f"API keys: {len(keys) or 'none'}; rate limit: {rate or 'none'}; budget per request: "

@@ -11,10 +11,14 @@ from typing import TYPE_CHECKING, Any
 from aiayn.config import PRECISIONS, PRESETS, RECIPES
 from aiayn.train.metrics import forget_metrics_after
 
+DEFAULT_PRESET = "small"
+
 if TYPE_CHECKING:
     from aiayn.config import ModelConfig, TrainConfig
+    from aiayn.data.data_dir import DataDir
     from aiayn.layout import Checkpoint
     from aiayn.train.distributed import Distributed
+    from aiayn.train.finetune import StartedFrom
     from aiayn.train.run_dir import RunDir
 
 
@@ -27,14 +31,27 @@ def add(commands) -> None:
     )
     p.add_argument("--data", type=Path, help="directory made by `aiayn prepare`")
     p.add_argument("--out", type=Path, required=True, help="run directory (checkpoints, logs)")
-    p.add_argument("--preset", choices=list(PRESETS), default="small")
+    p.add_argument(
+        "--init",
+        type=Path,
+        metavar="MODEL",
+        help="fine-tune: start from the weights of MODEL (a run: its best checkpoint; a "
+        "checkpoint; an averaged or imported model), with its architecture, a new optimizer "
+        "and schedule; the data must be encoded with MODEL's vocabulary",
+    )
+    p.add_argument(
+        "--preset",
+        choices=list(PRESETS),
+        help=f"the model's size (default: {DEFAULT_PRESET}; with --init, MODEL's)",
+    )
     p.add_argument(
         "--recipe",
         choices=list(RECIPES),
         default="paper",
-        help="training settings: paper (section 5, for long GPU runs) or short (minutes to an "
+        help="training settings: paper (section 5, for long GPU runs), short (minutes to an "
         "hour on a CPU: bf16, warmup 500, lr_scale 0.5, 1,000 steps, the last 5 checkpoints "
-        "averaged); --set and the flags below change any of them",
+        "averaged) or finetune (for --init: short's, with a 100-step warmup to a constant "
+        "rate of 1e-4); --set and the flags below change any of them",
     )
     p.add_argument(
         "--set",
@@ -91,6 +108,7 @@ def train_run(args: argparse.Namespace, dist: Distributed) -> dict[str, Any]:
     from aiayn import layout
     from aiayn.train import checkpoint as ckpt
     from aiayn.train.distributed import restarts
+    from aiayn.train.finetune import load_into
     from aiayn.train.run_dir import save_train_config
     from aiayn.train.trainer import Trainer
 
@@ -107,6 +125,8 @@ def train_run(args: argparse.Namespace, dist: Distributed) -> dict[str, Any]:
     dist.barrier()
     trainer = Trainer(model_cfg, train_cfg, run, dist, progress=not args.no_progress)
     last = resume_point(run.root, dist.is_main) if resuming else None
+    if last is None and run.init is not None:  # a resumed run: from its own checkpoints
+        load_into(trainer.model, run.init)
     if last is not None:
         trainer.resume(last.path)
         if dist.is_main:
@@ -126,42 +146,68 @@ def open_run_for(
 ) -> tuple[RunDir, ModelConfig, TrainConfig]:
     """The run and its settings: the one in --out with --set's training settings over its own,
     or a new one from --data, the preset, the recipe and --set."""
-    from aiayn.config import preset, recipe
-    from aiayn.config.overrides import apply_overrides
     from aiayn.data.data_dir import DataDir
-    from aiayn.train.run_dir import check_same_run, create_run, open_run
+    from aiayn.train.finetune import check_vocabulary, open_init
+    from aiayn.train.run_dir import create_run
 
     overrides = [*args.set, *flag_overrides(args)]
     if resuming:
-        run, model_cfg, train_cfg = open_run(args.out, args.data)
-        if args.data is not None and dist.is_main:
-            print(f"data: {run.data.root}", file=sys.stderr)
-        if elastic:  # the run there must be the one this command would start
-            check_same_run(run, model_cfg, train_cfg, asked_for(args, run, overrides))
-        changed, train_cfg = apply_overrides(model_cfg, train_cfg, overrides)
-        if changed != model_cfg:
-            raise ValueError("a resumed run keeps its model; --set only training settings")
-        return run, model_cfg, train_cfg
+        return reopened(args, dist, elastic, overrides)
     if args.data is None:
         raise ValueError("--data is required for a new run")
     data = DataDir.open(args.data)  # once: the run, the trainer and validation share it
-    model_cfg = preset(args.preset, vocab_size=data.meta.vocab_size)
-    model_cfg, train_cfg = apply_overrides(model_cfg, recipe(args.recipe), overrides)
+    init = None if args.init is None else open_init(args.init)
+    if init is not None:
+        check_vocabulary(init, data)
+    model_cfg, train_cfg = asked_for(args, data, overrides, init)
     return (
-        create_run(args.out, data, model_cfg, train_cfg, write=dist.is_main),
+        create_run(args.out, data, model_cfg, train_cfg, write=dist.is_main, init=init),
         model_cfg,
         train_cfg,
     )
 
 
+def reopened(
+    args: argparse.Namespace, dist: Distributed, elastic: bool, overrides: list[str]
+) -> tuple[RunDir, ModelConfig, TrainConfig]:
+    """The run in --out with --set's training settings over its own; it keeps its model and
+    what it freezes (its optimizer holds state for the others)."""
+    from aiayn.config.overrides import apply_overrides
+    from aiayn.train.finetune import check_same_start, open_init
+    from aiayn.train.run_dir import check_same_run, open_run
+
+    run, model_cfg, train_cfg = open_run(args.out, args.data)
+    if args.data is not None and dist.is_main:
+        print(f"data: {run.data.root}", file=sys.stderr)
+    if args.init is not None:
+        check_same_start(run.init, args.init, run.root)
+    if elastic:  # the run there must be the one this command would start
+        init = None if args.init is None else open_init(args.init)
+        check_same_run(run, model_cfg, train_cfg, asked_for(args, run.data, overrides, init))
+    changed, resumed_cfg = apply_overrides(model_cfg, train_cfg, overrides)
+    if changed != model_cfg:
+        raise ValueError("a resumed run keeps its model; --set only training settings")
+    if resumed_cfg.freeze != train_cfg.freeze:
+        raise ValueError(
+            f"--set freeze={resumed_cfg.freeze}: this run freezes {train_cfg.freeze!r}, and a "
+            "resumed run keeps what it freezes (its optimizer holds state only for the rest); "
+            f"start a new run with --init {args.out} to change it"
+        )
+    return run, model_cfg, resumed_cfg
+
+
 def asked_for(
-    args: argparse.Namespace, run: RunDir, overrides: list[str]
+    args: argparse.Namespace, data: DataDir, overrides: list[str], init: StartedFrom | None
 ) -> tuple[ModelConfig, TrainConfig]:
-    """The (model, training) settings the command line gives for a new run on its data."""
+    """The (model, training) settings the command line gives for a new run on `data`: the
+    preset's model, or with --init MODEL's."""
     from aiayn.config import preset, recipe
     from aiayn.config.overrides import apply_overrides
+    from aiayn.train.finetune import settings_from
 
-    model = preset(args.preset, vocab_size=run.data.meta.vocab_size)
+    if init is not None:
+        return settings_from(init, args.preset, recipe(args.recipe), overrides)
+    model = preset(args.preset or DEFAULT_PRESET, vocab_size=data.meta.vocab_size)
     return apply_overrides(model, recipe(args.recipe), overrides)
 
 

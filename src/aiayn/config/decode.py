@@ -25,6 +25,13 @@ DocumentFormat = Literal["lines", "text", "markdown", "html", "po", "xliff", "sr
 DOCUMENT_FORMATS: tuple[DocumentFormat, ...] = get_args(DocumentFormat)
 
 
+def guards_text(no_repeat_ngram: int, stutter_guard: int) -> str:
+    """The repetition guards in words, e.g. ", no repeated 3-gram, stutter guard 3"; "" if off."""
+    return (f", no repeated {no_repeat_ngram}-gram" if no_repeat_ngram else "") + (
+        f", stutter guard {stutter_guard}" if stutter_guard else ""
+    )
+
+
 @dataclass(frozen=True)
 class DecodeConfig(FrozenConfig):
     """How a trained model translates: the search, its limits, and how input is batched.
@@ -47,6 +54,7 @@ class DecodeConfig(FrozenConfig):
     max_len_b: int = 50
     min_len: int = 0  # output tokens before eos may come (benchmarks fix lengths with it)
     no_repeat_ngram: int = 0  # no n-gram of this size twice in an output (fairseq's); 0 = off
+    stutter_guard: int = 0  # a unit of 1-3 pieces at most this many times back to back; 0 = off
     sample: bool = False  # draw each token instead of searching (beam is then unused)
     temperature: float = 1.0  # sampling: divides the logits; lower is more conservative
     top_k: int = 0  # sampling: among the k most probable tokens; 0 = all
@@ -78,6 +86,11 @@ class DecodeConfig(FrozenConfig):
         if self.no_repeat_ngram < 0:
             raise ValueError(
                 f"no_repeat_ngram must be 0 (off) or an n-gram size, not {self.no_repeat_ngram}"
+            )
+        if self.stutter_guard < 0:
+            raise ValueError(
+                "stutter_guard must be 0 (off) or the copies of a unit allowed back to back "
+                f"(3 is safe for human text), not {self.stutter_guard}"
             )
         if self.max_output_tokens < 0:
             raise ValueError(

@@ -83,6 +83,10 @@ class ModelConfig(FrozenConfig):
         return cls.from_dict(read_json(path, "re-save the model"), source=str(path))
 
 
+# The fields that change how a model trains, not the function its weights compute: a run that
+# starts from a model's weights (`train --init`) may set them; every other field is the model's.
+REGULARIZATION = ("dropout", "attention_dropout")
+
 # The paper's two models (Table 3), a CPU-sized model and a tiny one for tests.
 PRESETS: dict[str, ModelConfig] = {
     "base": ModelConfig(),

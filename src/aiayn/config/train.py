@@ -14,6 +14,10 @@ Sides = Literal["both", "source"]  # what case_augment cases, or subword_samplin
 SIDES: tuple[Sides, ...] = get_args(Sides)
 CaseMode = Literal["replace", "add"]  # case_augment: a cased pair in place of its own, or beside it
 CASE_MODES: tuple[CaseMode, ...] = get_args(CaseMode)
+LrSchedule = Literal["inverse_sqrt", "constant"]  # after the warmup: the paper's decay, or none
+LR_SCHEDULES: tuple[LrSchedule, ...] = get_args(LrSchedule)
+Freeze = Literal["none", "embeddings", "encoder"]  # what a fine-tuning run leaves as it found it
+FREEZES: tuple[Freeze, ...] = get_args(Freeze)
 
 
 @dataclass(frozen=True)
@@ -26,6 +30,12 @@ class TrainConfig(FrozenConfig):
     update_freq: int = 1  # batches accumulated per update (the paper: ~25k tokens per update)
     lr_scale: float = 1.0  # multiplies d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)
     warmup: int = 4000  # warmup_steps
+    # After the warmup: "inverse_sqrt" (section 5.3) decays with step^-0.5; "constant" keeps
+    # the peak (fine-tuning: fairseq's fixed rate, Marian's rate without --lr-decay).
+    lr_schedule: LrSchedule = "inverse_sqrt"
+    # The rate at the end of the warmup; 0 = the paper's (d_model * warmup)^-0.5. lr_scale
+    # multiplies either.
+    lr_peak: float = 0.0
     adam_beta1: float = 0.9
     adam_beta2: float = 0.98
     adam_eps: float = 1e-9
@@ -73,15 +83,22 @@ class TrainConfig(FrozenConfig):
     # "both": the targets are sampled too (as BPE-dropout does); "source": the decoder learns
     # the prepared segmentation, the one it writes at translation time
     subword_sampling_sides: Sides = "source"
+    # Fine-tuning (`train --init`): parameters that get no gradient and no optimizer state.
+    # "embeddings": the embedding tables (tied: the one shared matrix, which is also the output
+    # projection); "encoder": what only the encoder uses (its layers, and the source embedding
+    # where it is not shared with the decoder).
+    freeze: Freeze = "none"
 
     def __post_init__(self) -> None:
-        problems = []
+        problems = [
+            f"{name}={getattr(self, name)!r}; choose one of {choices}"
+            for name, choices in CHOICES.items()
+            if getattr(self, name) not in choices
+        ]
         if self.guided_alignment < 0:
             problems.append(
                 f"guided_alignment must be 0 (off) or more, got {self.guided_alignment}"
             )
-        if self.precision not in PRECISIONS:
-            problems.append(f"precision={self.precision!r}; choose one of {PRECISIONS}")
         for name in ("max_tokens", "pad_to", "update_freq", "warmup", "max_steps", "keep_last"):
             if getattr(self, name) < 1:
                 problems.append(f"{name} must be at least 1, got {getattr(self, name)}")
@@ -102,6 +119,8 @@ class TrainConfig(FrozenConfig):
                 f"valid_direction_sentences must be 0 (all) or more, got "
                 f"{self.valid_direction_sentences}"
             )
+        if not self.lr_peak >= 0:
+            problems.append(f"lr_peak must be 0 (the paper's peak) or more, got {self.lr_peak}")
         problems += self._resegmenting_problems()
         if problems:
             raise ValueError("Invalid TrainConfig: " + "; ".join(problems))
@@ -120,14 +139,6 @@ class TrainConfig(FrozenConfig):
                 f"subword_sampling must be in [0, 1) (0.1 = BPE-dropout's; 0 = off), got "
                 f"{self.subword_sampling}"
             )
-        choices = {
-            "case_augment_sides": SIDES,
-            "case_augment_mode": CASE_MODES,
-            "subword_sampling_sides": SIDES,
-        }
-        for name, allowed in choices.items():
-            if getattr(self, name) not in allowed:
-                problems.append(f"{name}={getattr(self, name)!r}; choose one of {allowed}")
         for name in ("case_augment", "subword_sampling"):
             if getattr(self, name) and self.guided_alignment:
                 problems.append(
@@ -142,24 +153,41 @@ class TrainConfig(FrozenConfig):
         return problems
 
 
+# The fields that take one of a few values, and those values.
+CHOICES: dict[str, tuple[str, ...]] = {
+    "precision": PRECISIONS,
+    "case_augment_sides": SIDES,
+    "case_augment_mode": CASE_MODES,
+    "subword_sampling_sides": SIDES,
+    "lr_schedule": LR_SCHEDULES,
+    "freeze": FREEZES,
+}
+
 # Named training recipes. `paper`: section 5 as written, for 100k steps on GPUs. `short`: a run
 # of minutes to an hour on a CPU - bf16, a short warmup and a gentler peak than 4,000 warmup
 # steps give, frequent small validations, checkpoints every 100 steps, the last 5 averaged.
-RECIPES: dict[str, TrainConfig] = {
-    "paper": TrainConfig(),
-    "short": TrainConfig(
-        precision="bf16",
-        warmup=500,
-        lr_scale=0.5,
-        max_steps=1000,
-        valid_every=250,
-        valid_bleu_sentences=200,
-        save_every=100,
-        save_minutes=0.0,
-        keep_last=5,
-        average_last=5,
-    ),
-}
+SHORT = TrainConfig(
+    precision="bf16",
+    warmup=500,
+    lr_scale=0.5,
+    max_steps=1000,
+    valid_every=250,
+    valid_bleu_sentences=200,
+    save_every=100,
+    save_minutes=0.0,
+    keep_last=5,
+    average_last=5,
+)
+# `finetune` (`train --init MODEL`): the weights are trained already, so the rate neither
+# climbs back to the paper's peak (7e-4 for base) nor restarts its decay. A 100-step warmup,
+# while Adam's fresh moment estimates settle (their first steps are nearly sign steps of the
+# full rate), to a constant 1e-4: a third of the 3e-4 that Marian trains the OPUS-MT models
+# with, so that the new data moves the weights without undoing them (continued training:
+# Luong & Manning 2015, Freitag & Al-Onaizan 2016). Constant, as a fine-tuning run is stopped
+# by the clock or by validation, and a decay would tie the rate to a length chosen beforehand.
+# The rest is `short`'s bookkeeping.
+FINETUNE = SHORT.replace(warmup=100, lr_scale=1.0, lr_schedule="constant", lr_peak=1e-4)
+RECIPES: dict[str, TrainConfig] = {"paper": TrainConfig(), "short": SHORT, "finetune": FINETUNE}
 
 
 def recipe(name: str) -> TrainConfig:

@@ -32,7 +32,13 @@ from torch import Tensor
 from aiayn.config import LENGTH_PENALTIES, DecodeConfig
 from aiayn.decode.controls.steering import SentenceControls, Steering
 from aiayn.decode.protocols import CacheT, DecodingModel
-from aiayn.decode.rules import apply_rules, block_repeats, check_deadline, max_lengths
+from aiayn.decode.rules import (
+    apply_rules,
+    block_repeats,
+    block_stutter,
+    check_deadline,
+    max_lengths,
+)
 
 
 @dataclass(frozen=True)
@@ -231,7 +237,7 @@ def score(
     steer: Steering | None,
 ) -> Tensor:
     """Step t's log-probabilities (B'*K, V) under the rules every search obeys (the length
-    limit, min_len, no repeated n-grams) and the sentences' controls."""
+    limit, min_len, no repeated n-grams, no stutter) and the sentences' controls."""
     if steer:
         log_probs = steer.before_rules(log_probs, beams.tokens, beams.active, eos_id)
     device = beams.tokens.device
@@ -239,6 +245,8 @@ def score(
     log_probs = apply_rules(log_probs, t, at_limit.repeat_interleave(cfg.beam), cfg.min_len, eos_id)
     if cfg.no_repeat_ngram:
         log_probs = block_repeats(log_probs, beams.tokens[:, 1:], cfg.no_repeat_ngram)
+    if cfg.stutter_guard:
+        log_probs = block_stutter(log_probs, beams.tokens[:, 1:], cfg.stutter_guard)
     if steer:
         log_probs = steer.after_rules(log_probs, t)
     return log_probs

@@ -1,5 +1,5 @@
 """The rules every search applies at each output step: the length limit and the minimum length;
-and, where asked, no repeated n-gram.
+and, where asked, no repeated n-gram and no stutter.
 
 Steps are counted t = 1, 2, ... : the t-th output token, eos included. A sentence may end (emit
 eos) only from step min_len + 1, and must end by its length limit: at that step eos is the only
@@ -79,3 +79,32 @@ def block_repeats(scores: Tensor, outputs: Tensor, n: int) -> Tensor:
     seen = (grams[:, :, :-1] == last[:, None, :]).all(dim=-1)  # (R, W): the same n - 1 before
     banned = torch.where(seen, -math.inf, math.inf).to(scores.dtype)  # (R, W)
     return scores.scatter_reduce(1, grams[:, :, -1], banned, reduce="amin")
+
+
+STUTTER_UNIT = 3  # the longest unit of pieces the stutter guard watches
+
+
+def block_stutter(scores: Tensor, outputs: Tensor, copies: int) -> Tensor:
+    """Scores with every token that would make a unit of 1 to 3 pieces occur more than `copies`
+    times back to back at -inf: the loop inside a word ("mehr|er|er|er|er", "Out|put|put|put")
+    that an n-gram ban does not stop before it has happened once, and that would ban every
+    legitimate repeat of a word. A unit of L pieces repeated `copies` times and followed by its
+    first L - 1 pieces may not be completed again.
+
+    Args:
+        scores: (R, V), one row per hypothesis.
+        outputs: (R, t) each row's output tokens so far, without bos.
+    Returns:
+        (R, V); unchanged while no row is long enough to hold such a run.
+    """
+    if copies < 1:
+        return scores
+    for L in range(1, STUTTER_UNIT + 1):
+        w = L * copies + L - 1  # the run so far: `copies` units and the next one but its last
+        if outputs.shape[1] < w:
+            break
+        tail = outputs[:, outputs.shape[1] - w :]  # (R, w)
+        periodic = (tail[:, L:] == tail[:, :-L]).all(dim=1)  # (R,) the same unit throughout
+        banned = torch.where(periodic, -math.inf, math.inf).to(scores.dtype)  # (R,)
+        scores = scores.scatter_reduce(1, tail[:, L - 1 : L], banned[:, None], reduce="amin")
+    return scores

@@ -10,7 +10,13 @@ from torch import Tensor
 
 from aiayn.config import DecodeConfig
 from aiayn.decode.protocols import CacheT, DecodingModel
-from aiayn.decode.rules import apply_rules, block_repeats, check_deadline, max_lengths
+from aiayn.decode.rules import (
+    apply_rules,
+    block_repeats,
+    block_stutter,
+    check_deadline,
+    max_lengths,
+)
 
 # (B', V) logits, (B',) batch rows they belong to -> (B',) chosen tokens
 Pick = Callable[[Tensor, Tensor], Tensor]
@@ -45,6 +51,8 @@ def token_by_token(
         logits = apply_rules(decoded.logits[:, -1], t, at_limit, cfg.min_len, special.eos_id)
         if cfg.no_repeat_ngram:
             logits = block_repeats(logits, out[active, : t - 1], cfg.no_repeat_ngram)
+        if cfg.stutter_guard:
+            logits = block_stutter(logits, out[active, : t - 1], cfg.stutter_guard)
         token = pick(logits, active).masked_fill(finished, special.eos_id)  # (B',)
         out[active, t - 1] = token  # a finished row's output ends at its first eos (strip)
         finished = finished | (token == special.eos_id)

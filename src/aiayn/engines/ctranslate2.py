@@ -86,6 +86,10 @@ class CTranslate2Translator:
     ) -> list[list[Translation]]:
         if cfg.sample:
             raise ValueError("--sample runs on our own search only; drop --engine ctranslate2")
+        if cfg.stutter_guard:
+            raise ValueError(
+                "CTranslate2 has no stutter guard: drop --stutter-guard (or --engine ctranslate2)"
+            )
         if cfg.beam > 1 and cfg.length_penalty == "gnmt":
             raise ValueError(
                 "CTranslate2's beam search has no GNMT length penalty ((5+|Y|)/6)^alpha; it "

@@ -1,4 +1,4 @@
-"""Many length settings from one beam search: what `aiayn tune` decodes the validation split
+"""Many search settings from few beam searches: what `aiayn tune` decodes the validation split
 with.
 
 The length penalty and the stopping rule do not steer the beam: the K live hypotheses of each
@@ -12,11 +12,15 @@ where a sentence's search does not depend on its batch mates; a test holds every
 Settings whose rule would keep the search going to the length limit (the |Y|^alpha penalty under
 the "bound" rule: its largest penalty grows without end) are left out of grids: one of them
 would make the one search as long as the longest.
+
+The repetition guards (no repeated n-gram, the stutter guard) do steer the beam: settings that
+differ in them are searched apart, one search per pair of guards.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+from dataclasses import dataclass, replace
 
 from torch import Tensor
 
@@ -27,30 +31,51 @@ from aiayn.decode.protocols import CacheT, DecodingModel
 
 
 @dataclass(frozen=True)
-class LengthSetting:
-    """One point of a grid: the length penalty, its exponent and the stopping rule."""
+class SearchSetting:
+    """One point of a grid: the length penalty, its exponent and the stopping rule; and the
+    repetition guards (0: off)."""
 
     alpha: float
     length_penalty: str = "gnmt"
     stop: str = "bound"
+    no_repeat_ngram: int = 0
+    stutter_guard: int = 0
 
     def apply(self, cfg: DecodeConfig) -> DecodeConfig:
-        return cfg.replace(alpha=self.alpha, length_penalty=self.length_penalty, stop=self.stop)
+        return cfg.replace(
+            alpha=self.alpha,
+            length_penalty=self.length_penalty,
+            stop=self.stop,
+            no_repeat_ngram=self.no_repeat_ngram,
+            stutter_guard=self.stutter_guard,
+        )
 
     def apply_to_terms(self, cfg: DecodeConfig) -> DecodeConfig:
-        """cfg with this setting for its sentences that have glossary terms."""
+        """cfg with this length setting for its sentences that have glossary terms."""
         return cfg.replace(
             terms_alpha=self.alpha, terms_length_penalty=self.length_penalty, terms_stop=self.stop
         )
 
+    @property
+    def guards(self) -> tuple[int, int]:
+        """(no_repeat_ngram, stutter_guard): what a search must be run with."""
+        return self.no_repeat_ngram, self.stutter_guard
+
+    def guarded(self, no_repeat_ngram: int, stutter_guard: int) -> SearchSetting:
+        """The same length setting under these guards."""
+        return replace(self, no_repeat_ngram=no_repeat_ngram, stutter_guard=stutter_guard)
+
     def __str__(self) -> str:
-        return f"{self.length_penalty} alpha {self.alpha:g}, stop {self.stop}"
+        guards = (f", no repeated {self.no_repeat_ngram}-gram" if self.no_repeat_ngram else "") + (
+            f", stutter guard {self.stutter_guard}" if self.stutter_guard else ""
+        )
+        return f"{self.length_penalty} alpha {self.alpha:g}, stop {self.stop}{guards}"
 
 
 class GridSentence:
     """The finished list of one sentence for every setting of a grid at once (1-best)."""
 
-    def __init__(self, settings: list[LengthSetting], cfg: DecodeConfig) -> None:
+    def __init__(self, settings: list[SearchSetting], cfg: DecodeConfig) -> None:
         self.settings = settings
         self.cfg = cfg  # beam and limits
         self.finished: list[tuple[int, list[int], float]] = []  # (step, words, log P), in order
@@ -78,23 +103,38 @@ class GridSentence:
                 self.stopped[k] = self._stops(k, s, best_live, t, limit)
         return all(self.stopped)
 
-    def _stops(self, k: int, s: LengthSetting, best_live: float, t: int, limit: int) -> bool:
+    def _stops(self, k: int, s: SearchSetting, best_live: float, t: int, limit: int) -> bool:
         if s.stop == "k-finished":
             return len(self.finished) >= self.cfg.beam
         best = self.best[k]
         return best is not None and best.score >= best_live / lp_max(t, limit, s.apply(self.cfg))
 
 
+def grid_sentence(settings: list[SearchSetting], cfg: DecodeConfig, _: int) -> GridSentence:
+    """A sentence's record for `search` (which passes its index)."""
+    return GridSentence(settings, cfg)
+
+
 def grid_search(
     model: DecodingModel[CacheT],
     src: Tensor,
-    settings: list[LengthSetting],
+    settings: list[SearchSetting],
     cfg: DecodeConfig,
     controls: list[SentenceControls | None] | None = None,
 ) -> list[list[list[int]]]:
     """For each sentence of src (B, S), the 1-best output ids under each setting, in the order of
     `settings`; what `beam_search(model, src, setting.apply(cfg), controls)` returns for each
-    (controls: per sentence, e.g. its glossary terms, as for `beam_search`)."""
-    cfg = cfg.replace(nbest=1)
-    found = search(model, src, cfg, lambda _: GridSentence(settings, cfg), controls)
-    return [[h.tokens if h is not None else [] for h in sentence.best] for sentence in found]
+    (controls: per sentence, e.g. its glossary terms, as for `beam_search`). One search per
+    pair of repetition guards in `settings`."""
+    found: list[list[list[int]]] = [[[] for _ in settings] for _ in range(src.shape[0])]
+    for guards in dict.fromkeys(s.guards for s in settings):
+        at = [k for k, s in enumerate(settings) if s.guards == guards]
+        group = [settings[k] for k in at]
+        guarded = cfg.replace(nbest=1, no_repeat_ngram=guards[0], stutter_guard=guards[1])
+        searched = search(
+            model, src, guarded, functools.partial(grid_sentence, group, guarded), controls
+        )
+        for row, sentence in zip(found, searched, strict=True):
+            for k, h in zip(at, sentence.best, strict=True):
+                row[k] = h.tokens if h is not None else []
+    return found

@@ -1,10 +1,14 @@
-"""Choosing the length setting on validation, as the paper chose alpha on its development set.
+"""Choosing the search setting on validation, as the paper chose alpha on its development set.
 
 A model from a short run translates too short at the paper's alpha 0.6, and BLEU pays for it
-through the brevity penalty. `tune_search` decodes the validation split once, under a grid of
-length settings at the same time (evaluate/search_grid.py: one recorded beam search answers every
-setting exactly), scores each with sacreBLEU and keeps the best. `aiayn train` runs it when a
-run closes; `aiayn tune` on an existing run or model.
+through the brevity penalty; and it repeats itself ("und die Erde und die Erde") or stutters
+inside a word ("mehrererererer"), which BLEU barely sees and a reader does not forgive.
+`tune_search` decodes the validation split under a grid of length settings at the same time
+(evaluate/search_grid.py: one recorded beam search answers every setting exactly), then the best
+few of them again under each repetition guard (`GUARDS`), scores each with sacreBLEU, word
+repetition and stutter, and keeps the best BLEU among the settings whose outputs repeat and
+stutter no more than `REPEAT_BOUND` times the references do. `aiayn train` runs it when a run
+closes; `aiayn tune` on an existing run or model.
 """
 
 from __future__ import annotations
@@ -32,16 +36,22 @@ from aiayn.decode.controls.words import word_glue
 from aiayn.decode.translate import Model, decode_lines
 from aiayn.devices import usable_device
 from aiayn.evaluate.scores import repetition_rate, stutter_rate
-from aiayn.evaluate.search_grid import LengthSetting, grid_search
+from aiayn.evaluate.search_grid import SearchSetting, grid_search
 from aiayn.evaluate.tuned import PAPER, TunedSearch, write_tuned
 from aiayn.model import Transformer
 
 ALPHAS = (0.6, 0.8, 1.0, 1.2, 1.4, 1.6)  # the paper's first: it wins ties
+# (no_repeat_ngram, stutter_guard) pairs tried on the plain grid's best length settings: the
+# stutter guard alone (it never blocked a human reference we tried), and fairseq's n-gram ban (which
+# stops stutter too, at a cost in BLEU where the references repeat; CTranslate2 runs it)
+GUARDS = ((0, 3), (3, 0))
+GUARDED_SETTINGS = 3  # the plain grid's best length settings tried again under each guard
+REPEAT_BOUND = 1.5  # a setting may repeat and stutter this many times the references' rates
 PER_DIRECTION = 100  # multilingual validation lines per direction (TrainConfig's default)
 WORD = re.compile(r"\w+")
 
 
-def length_grid(alphas: tuple[float, ...] = ALPHAS) -> list[LengthSetting]:
+def length_grid(alphas: tuple[float, ...] = ALPHAS) -> list[SearchSetting]:
     """GNMT's penalty under both stopping rules, and |Y|^alpha (CTranslate2's, fairseq's) under
     fairseq's; the paper's setting first. (|Y|^alpha under "bound" would run every search to
     its length limit: search_grid.py.)"""
@@ -51,7 +61,7 @@ def length_grid(alphas: tuple[float, ...] = ALPHAS) -> list[LengthSetting]:
         ("gnmt", "k-finished"),
         ("power", "k-finished"),
     ):
-        grid += [LengthSetting(a, length_penalty, stop) for a in alphas]
+        grid += [SearchSetting(a, length_penalty, stop) for a in alphas]
     return list(dict.fromkeys(grid))  # the paper's once
 
 
@@ -61,16 +71,19 @@ def tune_search(
     data: DataDir | Path,
     split: str = "valid",
     base: DecodeConfig = DecodeConfig(),
-    grid: list[LengthSetting] | None = None,
+    grid: list[SearchSetting] | None = None,
     per_direction: int = PER_DIRECTION,
     with_terms: bool = True,
+    guards: tuple[tuple[int, int], ...] = GUARDS,
 ) -> TunedSearch:
-    """The setting of `grid` (default: `length_grid()`) with the best BLEU on `split`, decoded
-    with `base`'s beam and limits; ties go to the earlier setting (the paper's first). With
-    `with_terms`, also the best for sentences with glossary terms: each line decoded again
-    with a word of its reference that the chosen setting's output lacks (a constrained search
-    runs longer than a free one and finds longer outputs; ties go to the setting chosen
-    without terms, then to the earlier).
+    """The setting with the best BLEU on `split` among those within the repetition bounds
+    (`choose`), decoded with `base`'s beam and limits: every setting of `grid` (default:
+    `length_grid()`), and its best few again under each pair of `guards`; ties go to the earlier
+    setting (the paper's first). With `with_terms`, also the best length setting for sentences
+    with glossary terms (under the chosen guards): each line decoded again with a word of its
+    reference that the chosen setting's output lacks (a constrained search runs longer than a
+    free one and finds longer outputs; ties go to the setting chosen without terms, then to the
+    earlier); its scores are in the grid's first rows, under "terms".
 
     Args:
         model: in eval mode (float32: the grid's answers are then exact).
@@ -82,12 +95,13 @@ def tune_search(
         raise ValueError("the length setting is chosen for beam search: give a beam of 2 or more")
     files = DataDir.open(data)
     sources, references, sample = validation_lines(files, split, per_direction)
-    decode = functools.partial(decode_grid, model, tokenizer, grid=grid, base=base)
+    decode = functools.partial(decode_grid, model, tokenizer, base=base)
     started = time.monotonic()
-    outputs = decode(sources)
+    tried, outputs, found = decode_tried(decode, sources, references, grid, guards)
     decoded_s = time.monotonic() - started
-    rows = [{"setting": s.__dict__, **scores(outputs[k], references)} for k, s in enumerate(grid)]
-    best = max(range(len(grid)), key=lambda k: (rows[k]["bleu"], -k))
+    bounds = repeat_bounds(references[0])
+    rows = [{"setting": s.__dict__, **r} for s, r in zip(tried, found, strict=True)]
+    best = choose(rows, bounds)
     tuned_on: dict[str, Any] = {
         "data": str(files.root),
         "split": split,
@@ -97,19 +111,70 @@ def tune_search(
         "beam": base.beam,
         "seconds": round(time.monotonic() - started, 1),
         "decode_seconds": round(decoded_s, 1),
-        **chosen_scores(grid, rows, best),
+        **chosen_scores(tried, rows, best, bounds),
     }
     terms = None
-    if with_terms:  # the same grid again, each line with a word of its reference as a term
-        at, terms_on = tune_terms(decode, tokenizer, sources, references, outputs[best], best, rows)
-        terms, tuned_on = grid[at], tuned_on | terms_on
+    if with_terms:  # the length grid again under the chosen guards, a reference word per line
+        lines = (sources, references, outputs[best])
+        terms, terms_on = tune_terms(decode, tokenizer, lines, grid, tried[best], rows)
+        tuned_on |= terms_on
     return TunedSearch(
-        setting=grid[best],
-        power=best_power(grid, rows),
+        setting=tried[best],
+        power=best_power(tried, rows, bounds),
         tuned_on=tuned_on,
         grid=rows,
         terms=terms,
     )
+
+
+def decode_tried(
+    decode: Callable[..., list[list[str]]],
+    sources: list[str],
+    references: list[list[str]],
+    grid: list[SearchSetting],
+    guards: tuple[tuple[int, int], ...],
+) -> tuple[list[SearchSetting], list[list[str]], list[dict[str, float]]]:
+    """Every setting tried: the grid, then its best under each pair of guards; with the
+    outputs of each and their scores."""
+    outputs = decode(sources, grid=grid)
+    plain = [scores(out, references) for out in outputs]
+    guarded = guarded_grid(grid, plain, guards)
+    outputs += decode(sources, grid=guarded) if guarded else []
+    found = plain + [scores(out, references) for out in outputs[len(grid) :]]
+    return grid + guarded, outputs, found
+
+
+def guarded_grid(
+    grid: list[SearchSetting], plain: list[dict[str, float]], guards: tuple[tuple[int, int], ...]
+) -> list[SearchSetting]:
+    """The `GUARDED_SETTINGS` best settings of `grid` by BLEU (`plain`: their scores), in grid
+    order, under each pair of guards; none already in `grid`."""
+    top = sorted(sorted(range(len(grid)), key=lambda k: (-plain[k]["bleu"], k))[:GUARDED_SETTINGS])
+    found = [grid[k].guarded(*g) for g in guards for k in top]
+    return [s for s in dict.fromkeys(found) if s not in grid]
+
+
+def repeat_bounds(references: list[str]) -> dict[str, float]:
+    """The most repetition and stutter a chosen setting's outputs may have: `REPEAT_BOUND` times
+    the references' rates, and one line more (references that never repeat allow one line)."""
+    slack = 1 / max(len(references), 1)
+    return {
+        "repetition": REPEAT_BOUND * repetition_rate(references) + slack,
+        "stutter": REPEAT_BOUND * stutter_rate(references) + slack,
+    }
+
+
+def excess(row: dict, bounds: dict[str, float]) -> float:
+    """How far a row's outputs pass the bounds: 1 or less when within both."""
+    return max(row[k] / bounds[k] for k in bounds)
+
+
+def choose(rows: list[dict], bounds: dict[str, float], among: list[int] | None = None) -> int:
+    """The row with the best BLEU among those within the repetition bounds (ties go to the
+    earlier: the paper's setting first, unguarded before guarded); where none is within, the one
+    that passes them least. `among`: only these rows."""
+    keys = range(len(rows)) if among is None else among
+    return max(keys, key=lambda k: (-max(excess(rows[k], bounds), 1.0), rows[k]["bleu"], -k))
 
 
 def validation_lines(
@@ -125,52 +190,66 @@ def validation_lines(
     return sources, references, sample
 
 
-def chosen_scores(grid: list[LengthSetting], rows: list[dict], best: int) -> dict[str, float]:
-    """What `tuned_on` records of the figures: the chosen setting's and the paper's."""
+def chosen_scores(
+    grid: list[SearchSetting], rows: list[dict], best: int, bounds: dict[str, float]
+) -> dict[str, float]:
+    """What `tuned_on` records of the figures: the chosen setting's, the paper's, and the
+    repetition bounds it was chosen within."""
     paper = next((rows[k] for k, s in enumerate(grid) if s == PAPER), rows[0])
     return {
         "bleu": rows[best]["bleu"],
         "length_ratio": rows[best]["length_ratio"],
+        "repetition": rows[best]["repetition"],
+        "stutter": rows[best]["stutter"],
         "paper_bleu": paper["bleu"],
         "paper_length_ratio": paper["length_ratio"],
+        "paper_repetition": paper["repetition"],
+        "paper_stutter": paper["stutter"],
+        "max_repetition": round(bounds["repetition"], 4),
+        "max_stutter": round(bounds["stutter"], 4),
     }
 
 
-def best_power(grid: list[LengthSetting], rows: list[dict]) -> LengthSetting | None:
-    """The best of the grid's |Y|^alpha settings (CTranslate2's penalty; ties go to the
-    earlier), or None where the grid has none."""
-    power = [k for k, s in enumerate(grid) if s.length_penalty == "power"]
-    return grid[max(power, key=lambda k: (rows[k]["bleu"], -k))] if power else None
+def best_power(
+    grid: list[SearchSetting], rows: list[dict], bounds: dict[str, float]
+) -> SearchSetting | None:
+    """The best of the grid's |Y|^alpha settings without the stutter guard (what CTranslate2 can
+    run), chosen as `choose` does; None where the grid has none."""
+    power = [k for k, s in enumerate(grid) if s.length_penalty == "power" and not s.stutter_guard]
+    return grid[choose(rows, bounds, power)] if power else None
 
 
 def tune_terms(
     decode: Callable[..., list[list[str]]],
     tokenizer: Tokenizer,
-    sources: list[str],
-    references: list[list[str]],
-    chosen: list[str],
-    best: int,
+    lines: tuple[list[str], list[list[str]], list[str]],
+    grid: list[SearchSetting],
+    chosen: SearchSetting,
     rows: list[dict],
-) -> tuple[int, dict[str, Any]]:
-    """The grid's best setting for sentences with glossary terms: each line with a term (a word
-    of its reference that `chosen`, the output of the setting `best`, lacks) decoded again by
-    `decode` under every setting; lines without one keep `chosen`. Ties go to `best`, then to
-    the earlier. Adds each setting's scores to its row of `rows` ("terms"); returns the index
-    of the setting and what `tuned_on` records of it."""
+) -> tuple[SearchSetting, dict[str, Any]]:
+    """The best length setting of `grid` for sentences with glossary terms, under the guards of
+    `chosen` (the setting chosen without terms): each line with a term (a word of its reference
+    that its output under `chosen` lacks) decoded again by `decode` under every setting; lines
+    without one keep that output. Ties go to `chosen`, then to the earlier. Adds each setting's
+    scores to its row of `rows` (the grid's first rows: "terms"); returns the setting and what
+    `tuned_on` records of it. lines: (sources, references, outputs under `chosen`)."""
     started = time.monotonic()
-    words = reference_terms(chosen, references[0])
+    sources, references, outputs = lines
+    lengths = [s.guarded(*chosen.guards) for s in grid]
+    best = lengths.index(chosen)
+    words = reference_terms(outputs, references[0])
     which = [i for i, w in enumerate(words) if w]
     controls = term_controls(tokenizer, [words[i] for i in which])
-    found = decode([sources[i] for i in which], controls=controls)
+    found = decode([sources[i] for i in which], grid=lengths, controls=controls)
     with_terms_scores: list[dict[str, float]] = []
-    for k, row in enumerate(rows):
-        merged = list(chosen)
+    for k, row in enumerate(rows[: len(lengths)]):
+        merged = list(outputs)
         for i, output in zip(which, found[k], strict=True):
             merged[i] = output
         with_terms_scores.append(scores(merged, references))
         row["terms"] = with_terms_scores[-1]
-    at = max(range(len(rows)), key=lambda k: (with_terms_scores[k]["bleu"], k == best, -k))
-    return at, {
+    at = max(range(len(lengths)), key=lambda k: (with_terms_scores[k]["bleu"], k == best, -k))
+    return lengths[at], {
         "terms_sentences": len(which),
         "terms_bleu": with_terms_scores[at]["bleu"],
         "terms_length_ratio": with_terms_scores[at]["length_ratio"],
@@ -183,7 +262,7 @@ def decode_grid(
     model: Model,
     tokenizer: Tokenizer,
     sources: list[str],
-    grid: list[LengthSetting],
+    grid: list[SearchSetting],
     base: DecodeConfig,
     controls: list[SentenceControls | None] | None = None,
 ) -> list[list[str]]:
@@ -256,11 +335,12 @@ def tune_model_dirs(
     data: DataDir | Path,
     device: str | torch.device = "cpu",
     base: DecodeConfig = DecodeConfig(),
-    grid: list[LengthSetting] | None = None,
+    grid: list[SearchSetting] | None = None,
     per_direction: int = PER_DIRECTION,
     with_terms: bool = True,
+    guards: tuple[tuple[int, int], ...] = GUARDS,
 ) -> list[TunedSearch]:
-    """Choose the length setting of each model directory on `data`'s validation split and
+    """Choose the search setting of each model directory on `data`'s validation split and
     write it beside the weights (search.json); directories holding the same weights (a run's
     best is often its average) are decoded once. Returns each directory's choice."""
     done: dict[str, TunedSearch] = {}
@@ -271,7 +351,7 @@ def tune_model_dirs(
             model = Transformer.load(directory, device=usable_device(device)).eval()
             tokenizer = Tokenizer(directory)
             tuned = tune_search(
-                model, tokenizer, data, "valid", base, grid, per_direction, with_terms
+                model, tokenizer, data, "valid", base, grid, per_direction, with_terms, guards
             )
             on = tuned.tuned_on | {"weights_sha256": weights}  # which weights it was chosen for
             done[weights] = dataclasses.replace(tuned, tuned_on=on)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from aiayn.config import LENGTH_PENALTIES, STOP_RULES, DecodeConfig
-from aiayn.evaluate.search_grid import LengthSetting
+from aiayn.evaluate.search_grid import SearchSetting
 from aiayn.files import atomic_write, read_json, require_keys
 from aiayn.layout import SEARCH_FILE
 
@@ -27,14 +27,14 @@ SEARCH_FIX = "delete it (the paper's search is then used) or run `aiayn tune` ag
 class TunedSearch:
     """What `search.json` holds: the chosen setting, and how it was chosen."""
 
-    setting: LengthSetting  # the best validation BLEU
-    power: LengthSetting | None = None  # the best with |Y|^alpha (for CTranslate2), if tried
+    setting: SearchSetting  # the best validation BLEU
+    power: SearchSetting | None = None  # the best with |Y|^alpha (for CTranslate2), if tried
     tuned_on: dict[str, Any] = field(default_factory=dict)  # data, split, sentences, beam, ...
     grid: list[dict[str, Any]] = field(default_factory=list)  # every setting and its scores
     # the best for sentences with glossary terms (validation with a reference word per line)
-    terms: LengthSetting | None = None
+    terms: SearchSetting | None = None
 
-    def search(self, our_search: bool = True) -> LengthSetting | None:
+    def search(self, our_search: bool = True) -> SearchSetting | None:
         """The setting an engine can run: ours runs any; another search (CTranslate2's) knows
         only the |Y|^alpha penalty, so it gets the best of those, where one was tried."""
         return self.setting if our_search else self.power
@@ -54,7 +54,21 @@ class TunedSearch:
         text = f"{self.setting}, {self.describe(terms=False)}"
         with contextlib.suppress(KeyError, TypeError, ValueError):  # an edited file: no ratios
             text += "; " + ratio.format(on["length_ratio"], on["paper_length_ratio"], on["seconds"])
-        return text + self.terms_text()
+        return text + self.repeats_text() + self.terms_text()
+
+    def repeats_text(self) -> str:
+        """E.g. "; repetition 2.1%, stutter 0.0% (at most 11.6%, 0.1%; the paper's 9.8%, 0.4%)";
+        empty where the file predates them."""
+        on, keys = self.tuned_on, ("repetition", "stutter")
+        found = [on.get(k) for k in keys]
+        most = [on.get(f"max_{k}") for k in keys]
+        paper = [on.get(f"paper_{k}") for k in keys]
+        if not all(isinstance(x, int | float) for x in found + most + paper):
+            return ""
+        pct = "{:.1%}, {:.1%}".format
+        return (
+            f"; repetition, stutter {pct(*found)} (at most {pct(*most)}; the paper's {pct(*paper)})"
+        )
 
     def as_record(self) -> dict[str, Any]:
         """For metrics.jsonl: the setting and how it was chosen."""
@@ -88,7 +102,7 @@ class TunedSearch:
         return f"; with glossary terms {self.terms}" + (f" ({'; '.join(found)})" if found else "")
 
 
-PAPER = LengthSetting(DecodeConfig().alpha, DecodeConfig().length_penalty, DecodeConfig().stop)
+PAPER = SearchSetting(DecodeConfig().alpha, DecodeConfig().length_penalty, DecodeConfig().stop)
 
 
 def write_tuned(model_dir: Path, tuned: TunedSearch) -> Path:
@@ -115,10 +129,15 @@ def read_tuned(model_dir: str | Path) -> TunedSearch | None:
     )
 
 
-def _setting(raw: Any, path: Path) -> LengthSetting:
-    """A LengthSetting from JSON, every field checked: the file may have been edited."""
-    ok = isinstance(raw, dict) and set(raw) == {"alpha", "length_penalty", "stop"}
+GUARDS = ("no_repeat_ngram", "stutter_guard")  # optional: a file written before them has none
+
+
+def _setting(raw: Any, path: Path) -> SearchSetting:
+    """A SearchSetting from JSON, every field checked: the file may have been edited."""
+    keys = {"alpha", "length_penalty", "stop"}
+    ok = isinstance(raw, dict) and keys <= set(raw) <= keys | set(GUARDS)
     alpha = raw.get("alpha") if ok else None
+    guards = [raw.get(g, 0) for g in GUARDS] if ok else []
     if (
         not ok
         or isinstance(alpha, bool)
@@ -126,13 +145,15 @@ def _setting(raw: Any, path: Path) -> LengthSetting:
         or not 0 <= alpha <= 10
         or raw["length_penalty"] not in LENGTH_PENALTIES
         or raw["stop"] not in STOP_RULES
+        or not all(type(g) is int and 0 <= g <= 10 for g in guards)
     ):
         raise ValueError(
-            f"{path}: {json.dumps(raw)} is not a length setting (alpha from 0 to 10, "
+            f"{path}: {json.dumps(raw)} is not a search setting (alpha from 0 to 10, "
             f"length_penalty one of {', '.join(LENGTH_PENALTIES)}, stop one of "
-            f"{', '.join(STOP_RULES)}); {SEARCH_FIX}"
+            f"{', '.join(STOP_RULES)}; {' and '.join(GUARDS)} from 0 to 10 where given); "
+            f"{SEARCH_FIX}"
         )
-    return LengthSetting(float(alpha), raw["length_penalty"], raw["stop"])
+    return SearchSetting(float(alpha), raw["length_penalty"], raw["stop"], *guards)
 
 
 def carry_tuned(source: Path, target: Path, note: str = "") -> TunedSearch | None:

@@ -3,6 +3,7 @@ tensors' names and shapes after (`Transformer.load`)."""
 
 from __future__ import annotations
 
+import hashlib
 import math
 from pathlib import Path
 
@@ -43,3 +44,13 @@ def describe_mismatch(expected: dict[str, tuple], found: dict[str, tuple]) -> st
     if wrong:
         parts.append(f"wrong shapes {wrong[:5]}")
     return "; ".join(parts)
+
+
+def weights_digest(weights: Path) -> str:
+    """The sha256 of a weights file, read in pieces (a big model's file need not fit twice in
+    memory): which weights a run began from, or a setting was chosen for."""
+    digest = hashlib.sha256()
+    with open(weights, "rb") as f:
+        while block := f.read(1 << 24):
+            digest.update(block)
+    return digest.hexdigest()

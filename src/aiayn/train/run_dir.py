@@ -14,12 +14,14 @@ from aiayn.data.tokenizer import BOS_ID, EOS_ID, PAD_ID
 from aiayn.files import make_dir
 from aiayn.layout import DataFiles
 from aiayn.train.checkpoint import with_added_settings
+from aiayn.train.finetune import StartedFrom
 
 
 @dataclass(frozen=True)
 class RunDir:
     root: Path  # RUN/
     data: DataDir  # the prepared data directory, opened once
+    init: StartedFrom | None = None  # the model its weights began as (`--init`); None: random
 
     @property
     def tokenizer(self) -> Path:
@@ -27,10 +29,16 @@ class RunDir:
 
 
 def create_run(
-    root: Path, data: DataDir | Path, model: ModelConfig, train: TrainConfig, write: bool = True
+    root: Path,
+    data: DataDir | Path,
+    model: ModelConfig,
+    train: TrainConfig,
+    write: bool = True,
+    init: StartedFrom | None = None,
 ) -> RunDir:
     """A new run directory with its configuration and a copy of the tokenizer (written by the
-    main process only: `write=False` elsewhere). data: opened, or its path (opened here)."""
+    main process only: `write=False` elsewhere). data: opened, or its path (opened here);
+    init: the model its weights begin as (None: random), recorded in run.json."""
     root = Path(root)
     layout.check_new_run(root)
     data = DataDir.open(data)
@@ -40,7 +48,7 @@ def create_run(
             f"{data.meta.vocab_size} ({data.root})"
         )
     check_special_ids(model, data.tokenizer)
-    run = RunDir(root, data)
+    run = RunDir(root, data, init)
     if not write:
         return run
     make_dir(root)
@@ -51,6 +59,8 @@ def create_run(
         "model": model.to_dict(),
         "train": train.__dict__,
     }
+    if init is not None:
+        config["init"] = init.to_json()
     layout.write_run_config(root, config)
     return run
 
@@ -83,16 +93,17 @@ def open_run(root: Path, data: Path | None = None) -> tuple[RunDir, ModelConfig,
     if isinstance(train, dict):
         train = with_added_settings(train)
     train = TrainConfig.from_dict(train, f"{path}, train")
+    init = StartedFrom.from_json(config["init"], path) if "init" in config else None
     if data is None or Path(data).resolve() == Path(config["data"]).resolve():
         if not DataFiles(Path(config["data"])).meta_file.is_file():
             raise FileNotFoundError(
                 f"{path}: the run's data directory {config['data']} is gone (no "
                 f"{layout.META_FILE} there); if it moved, add --data WHERE_IT_IS_NOW"
             )
-        return RunDir(Path(root), DataDir.open(config["data"])), model, train
+        return RunDir(Path(root), DataDir.open(config["data"]), init), model, train
     given = DataDir.open(data)
     check_same_data(given, config, Path(root))
-    return RunDir(Path(root), given), model, train
+    return RunDir(Path(root), given, init), model, train
 
 
 def check_same_data(given: DataDir, config: dict, root: Path) -> None:

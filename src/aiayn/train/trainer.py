@@ -32,13 +32,14 @@ from aiayn.train import checkpoint as ckpt
 from aiayn.train import guided
 from aiayn.train.closing import average_at_close, tune_at_close
 from aiayn.train.distributed import Distributed
+from aiayn.train.freeze import trainable
 from aiayn.train.host_memory import allocator, bound_kernel_cache, heap_trimmer
 from aiayn.train.loss import projected_smoothed_loss
 from aiayn.train.metrics import MetricsLog, perplexity
 from aiayn.train.precision import precision_context
 from aiayn.train.recovery import last_good
 from aiayn.train.run_dir import RunDir
-from aiayn.train.schedule import adam, learning_rate
+from aiayn.train.schedule import adam, scheduled_rate
 from aiayn.train.step_stats import RunningTotals, StepStats, StopFlags
 from aiayn.train.stop_signals import StopSignals
 from aiayn.train.update_passes import grouped, update_passes
@@ -66,7 +67,8 @@ class Trainer:
         bound_kernel_cache()  # before the first bf16 matrix product: bounded memory
         torch.manual_seed(train_cfg.seed)  # the same initial weights on every process
         self.model = Transformer(model_cfg).to(dist.device)
-        self.optimizer = adam(self.model.parameters(), train_cfg)
+        # frozen parameters (fine-tuning, `freeze`) take no gradient and no optimizer state
+        self.optimizer = adam(trainable(self.model, train_cfg.freeze), train_cfg)
         self.scaler = torch.amp.GradScaler("cuda", enabled=train_cfg.precision == "fp16")
         self.train_data = ParallelData(run.data, "train")
         if self.train_data.directions is not None:  # multilingual: validated per direction
@@ -214,7 +216,7 @@ class Trainer:
         # the backward passes divide by the update's target tokens, all processes'
         adding = self.case_augment is not None and self.case_augment.mode == "add"
         batches, local_tokens, total_tokens = update_passes(batches, copies, adding, self.dist.sum)
-        lr = learning_rate(self.state.step + 1, self.model.cfg.d_model, cfg.warmup, cfg.lr_scale)
+        lr = scheduled_rate(self.state.step + 1, self.model.cfg.d_model, cfg)
         for param_group in self.optimizer.param_groups:
             param_group["lr"] = lr
         loss_sum = nll_sum = 0.0

@@ -6,6 +6,7 @@ import argparse
 
 from aiayn.commands.options.engine import PAPER, add_engine, add_length
 from aiayn.config import TOO_LONG_POLICIES, DecodeConfig
+from aiayn.config.decode import guards_text
 
 COMPILE_HELP = (
     "run the decoder step compiled ahead of time (CPU; 3x faster at batch 1): the first use of "
@@ -21,13 +22,6 @@ def add_decoding(p: argparse.ArgumentParser) -> None:
         "--beam", type=int, default=PAPER.beam, help=f"beam size (paper: {PAPER.beam}); 1 = greedy"
     )
     add_length(p)
-    p.add_argument(
-        "--no-repeat-ngram",
-        type=int,
-        default=PAPER.no_repeat_ngram,
-        metavar="N",
-        help="no n-gram of N pieces twice in an output (fairseq's, Hugging Face's); 0 = off",
-    )
     p.add_argument(
         "--max-len-a", type=float, default=PAPER.max_len_a, help="output limit a*source+b"
     )
@@ -52,7 +46,6 @@ def add_decoding(p: argparse.ArgumentParser) -> None:
 
 
 def describe(cfg: DecodeConfig) -> str:
-    """The search in a few words: "beam 4", "greedy", "sampling"; and n-gram blocking."""
+    """The search in a few words: "beam 4", "greedy", "sampling"; and the repetition guards."""
     search = "sampling" if cfg.sample else "greedy" if cfg.beam == 1 else f"beam {cfg.beam}"
-    blocked = f", no repeated {cfg.no_repeat_ngram}-gram" if cfg.no_repeat_ngram else ""
-    return search + blocked
+    return search + guards_text(cfg.no_repeat_ngram, cfg.stutter_guard)

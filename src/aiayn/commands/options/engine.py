@@ -16,6 +16,7 @@ from aiayn.config import (
     DecodeConfig,
     EngineConfig,
 )
+from aiayn.config.decode import guards_text
 
 if TYPE_CHECKING:
     from aiayn.engines import Translator
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
 PAPER = DecodeConfig()  # every default of the search is read from here
 OPENED = EngineConfig()  # ...and of how the model is opened
 LENGTH_OPTIONS = ("alpha", "length_penalty", "stop")
+# what a model's tuned search (search.json) sets: flags without a default, so it applies
+TUNED_OPTIONS = (*LENGTH_OPTIONS, "no_repeat_ngram", "stutter_guard")
 
 
 def add_engine(p: argparse.ArgumentParser, compile_help: str) -> None:
@@ -53,7 +56,8 @@ def engine_config(args: argparse.Namespace) -> EngineConfig:
 
 
 def add_length(p: argparse.ArgumentParser) -> None:
-    """The length setting; none of its flags has a default: the model's tuned one applies."""
+    """The length setting and the repetition guards; none of their flags has a default: the
+    model's tuned one applies."""
     p.add_argument(
         "--alpha",
         type=float,
@@ -73,6 +77,21 @@ def add_length(p: argparse.ArgumentParser) -> None:
         "k-finished: end when beam-size hypotheses have finished (fairseq; favours short ones); "
         "default: the model's tuned one, else bound",
     )
+    p.add_argument(
+        "--no-repeat-ngram",
+        type=int,
+        metavar="N",
+        help="no n-gram of N pieces twice in an output (fairseq's, Hugging Face's); "
+        "default: the model's tuned one, else 0 (off)",
+    )
+    p.add_argument(
+        "--stutter-guard",
+        type=int,
+        metavar="N",
+        help="no unit of 1-3 pieces more than N times back to back (the loop inside a word: "
+        '"mehrererererer"; 3 blocked no human reference we tried); default: the model\'s '
+        "tuned one, else 0 (off)",
+    )
 
 
 def search_options(args: argparse.Namespace, only: Collection[str] | None = None) -> dict[str, Any]:
@@ -88,11 +107,18 @@ def search_options(args: argparse.Namespace, only: Collection[str] | None = None
 
 def search_for(translator: Translator, given: dict[str, Any]) -> tuple[DecodeConfig, str]:
     """The translator's default search with the command line's settings over it; and where the
-    length setting comes from, in words."""
+    length setting and the repetition guards come from, in words."""
     cfg = translator.default_search.overridden(given)
     if cfg.beam == 1 or cfg.sample:
         return cfg, "no length penalty needed"
-    length = f"{cfg.length_penalty} alpha {cfg.alpha:g}, stop {cfg.stop}"
-    chosen = any(k in given for k in LENGTH_OPTIONS)
-    origin = "set on the command line" if chosen else translator.search_origin
+    guards = guards_text(cfg.no_repeat_ngram, cfg.stutter_guard)
+    length = f"{cfg.length_penalty} alpha {cfg.alpha:g}, stop {cfg.stop}{guards}"
+    shown = LENGTH_OPTIONS + tuple(k for k in TUNED_OPTIONS[3:] if getattr(cfg, k))
+    flags = [f"--{k.replace('_', '-')}" for k in shown if k in given]
+    if len(flags) == len(shown):
+        origin = "set on the command line"
+    elif flags:
+        origin = f"{', '.join(flags)} set on the command line, the rest: {translator.search_origin}"
+    else:
+        origin = translator.search_origin
     return cfg, f"{length} ({origin})"
