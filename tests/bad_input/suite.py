@@ -20,6 +20,7 @@ from tests.bad_input import (
     readers,
     renamed,
     server,
+    subword,
 )
 from tests.bad_input.kit import Case, Fixtures, Outcome, make_fixtures
 
@@ -37,6 +38,7 @@ CASES: list[Case] = [
     *casing.CASES,
     *renamed.CASES,
     *protect.CASES,
+    *subword.CASES,
     *finetune.CASES,
 ]
 

@@ -38,12 +38,14 @@ def train_losses(run: Path) -> list[float]:
     return [r["loss"] for r in read_metrics(run) if r["kind"] == "train"]
 
 
-# (data, settings): bilingual, multilingual (temperature-sampled directions), and bilingual with
-# every pair's cased copy as one more pass of its update (case_augment_mode=add)
+# (data, settings): bilingual, multilingual (temperature-sampled directions), bilingual with
+# every pair's cased copy as one more pass of its update (case_augment_mode=add), and bilingual
+# with both sides' pieces sampled anew each epoch (every process draws the same)
 RUNS = {
     "bilingual": ("tiny_data", []),
     "multilingual": ("tiny_multi_data", []),
     "case copies": ("tiny_data", ["case_augment=1", "case_augment_mode=add"]),
+    "subword sampling": ("tiny_data", ["subword_sampling=0.2", "subword_sampling_sides=both"]),
 }
 
 

@@ -10,8 +10,8 @@ from aiayn.config.base import FrozenConfig
 
 Precision = Literal["fp32", "bf16", "fp16"]
 PRECISIONS: tuple[Precision, ...] = get_args(Precision)
-CaseSides = Literal["both", "source"]  # case_augment: what is cased
-CASE_SIDES: tuple[CaseSides, ...] = get_args(CaseSides)
+Sides = Literal["both", "source"]  # what case_augment cases, or subword_sampling samples
+SIDES: tuple[Sides, ...] = get_args(Sides)
 CaseMode = Literal["replace", "add"]  # case_augment: a cased pair in place of its own, or beside it
 CASE_MODES: tuple[CaseMode, ...] = get_args(CaseMode)
 LrSchedule = Literal["inverse_sqrt", "constant"]  # after the warmup: the paper's decay, or none
@@ -72,10 +72,17 @@ class TrainConfig(FrozenConfig):
     case_augment: float = 0.0
     # "source": only the source is cased and the target stays as written, so capitals are
     # answered in ordinary case and the decoder never writes the long cased pieces
-    case_augment_sides: CaseSides = "both"
+    case_augment_sides: Sides = "both"
     # "add": the chosen pairs' cased copies join the batch that holds them, so every update keeps
     # the ordinary pairs it has at case_augment=0 (the same batches) and costs a little more
     case_augment_mode: CaseMode = "replace"
+    # Subword regularisation (Kudo 2018; BPE-dropout, Provilkov et al. 2020): each epoch the
+    # training sources are segmented anew, every merge of the BPE left out with this probability
+    # (0.1 is BPE-dropout's; a unigram model: the smoothing alpha of its sampling); 0 = off.
+    subword_sampling: float = 0.0
+    # "both": the targets are sampled too (as BPE-dropout does); "source": the decoder learns
+    # the prepared segmentation, the one it writes at translation time
+    subword_sampling_sides: Sides = "source"
     # Fine-tuning (`train --init`): parameters that get no gradient and no optimizer state.
     # "embeddings": the embedding tables (tied: the one shared matrix, which is also the output
     # projection); "encoder": what only the encoder uses (its layers, and the source embedding
@@ -112,27 +119,46 @@ class TrainConfig(FrozenConfig):
                 f"valid_direction_sentences must be 0 (all) or more, got "
                 f"{self.valid_direction_sentences}"
             )
+        if not self.lr_peak >= 0:
+            problems.append(f"lr_peak must be 0 (the paper's peak) or more, got {self.lr_peak}")
+        problems += self._resegmenting_problems()
+        if problems:
+            raise ValueError("Invalid TrainConfig: " + "; ".join(problems))
+
+    def _resegmenting_problems(self) -> list[str]:
+        """What is wrong with the settings that change the training pairs each epoch
+        (case_augment, subword_sampling)."""
+        problems = []
         if not 0 <= self.case_augment <= 1:
             problems.append(
                 f"case_augment must be a fraction of the pairs in [0, 1] (0.2 = a fifth cased), "
                 f"got {self.case_augment}"
             )
-        if not self.lr_peak >= 0:
-            problems.append(f"lr_peak must be 0 (the paper's peak) or more, got {self.lr_peak}")
-        if self.case_augment and self.guided_alignment:
+        if not 0 <= self.subword_sampling < 1:
             problems.append(
-                "case_augment cannot be combined with guided_alignment: the alignments are of "
-                "the pairs' ordinary pieces; set one of them to 0"
+                f"subword_sampling must be in [0, 1) (0.1 = BPE-dropout's; 0 = off), got "
+                f"{self.subword_sampling}"
             )
-        if problems:
-            raise ValueError("Invalid TrainConfig: " + "; ".join(problems))
+        for name in ("case_augment", "subword_sampling"):
+            if getattr(self, name) and self.guided_alignment:
+                problems.append(
+                    f"{name} cannot be combined with guided_alignment: the alignments are of "
+                    "the pairs' prepared pieces; set one of them to 0"
+                )
+        if self.subword_sampling and self.case_augment:
+            problems.append(
+                "subword_sampling cannot be combined with case_augment: both re-encode the "
+                "training pairs each epoch, and one run does only one; set one of them to 0"
+            )
+        return problems
 
 
 # The fields that take one of a few values, and those values.
 CHOICES: dict[str, tuple[str, ...]] = {
     "precision": PRECISIONS,
-    "case_augment_sides": CASE_SIDES,
+    "case_augment_sides": SIDES,
     "case_augment_mode": CASE_MODES,
+    "subword_sampling_sides": SIDES,
     "lr_schedule": LR_SCHEDULES,
     "freeze": FREEZES,
 }

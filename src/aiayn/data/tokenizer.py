@@ -3,17 +3,22 @@ special ids. Everything that reads or writes pieces at run time goes through `To
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Iterable
 from pathlib import Path
 
+import numpy as np
 import sentencepiece as spm
+from sentencepiece import sentencepiece_model_pb2
 
+from aiayn.data.bpe_dropout import dropout_merges, words
 from aiayn.data.case_markup import EVERY_MARKER, capitalised, mark, markup_of, unmark
 from aiayn.data.sources import DataError
 from aiayn.layout import TOKENIZER_FILE
 
 PAD_ID, BOS_ID, EOS_ID, UNK_ID = 0, 1, 2, 3  # the same ids as ModelConfig's defaults
+WORD_START = "▁"  # SentencePiece's mark of a word's start (a space)
 
 
 class Tokenizer:
@@ -70,6 +75,48 @@ class Tokenizer:
         rests = self._sp.encode([rest for _, rest in marked], out_type=int)
         leads = (self._sp.piece_to_id(lead) for lead, _ in marked)
         return [lead + rest for lead, rest in zip(leads, rests, strict=True)]
+
+    def sample(self, texts: list[str], alpha: float, seed: int) -> list[list[int]]:
+        """The texts' ids in a segmentation drawn at random: BPE-dropout (bpe_dropout.py),
+        each merge left out with probability alpha, the draws from a generator seeded with
+        `seed`: the same texts, alpha and seed give the same ids in any process or thread,
+        and alpha 0 gives `encode`'s. Case markers, language tags and unknown pieces stay as
+        `encode` writes them; only runs of ordinary pieces are segmented anew."""
+        rng = np.random.default_rng(seed)
+        return [self._dropped(ids, alpha, rng) for ids in self.encode(texts)]
+
+    def _dropped(self, ids: list[int], alpha: float, rng: np.random.Generator) -> list[int]:
+        scores = self._merges
+        out: list[int] = []
+        run: list[str] = []  # ordinary pieces, segmented anew together
+        for i, piece in zip([*ids, None], [*self._sp.id_to_piece(ids), None], strict=True):
+            if piece is not None and piece in scores:
+                run.append(piece)
+                continue
+            chars = list("".join(run))
+            if all(c in scores for c in chars):
+                for word in words(chars, WORD_START):
+                    out += self._sp.piece_to_id(dropout_merges(word, scores, alpha, rng))
+            else:  # a character the vocabulary lacks: the pieces as they were
+                out += self._sp.piece_to_id(run)
+            run = []
+            if i is not None:
+                out.append(i)
+        return out
+
+    @functools.cached_property
+    def _merges(self) -> dict[str, float]:
+        """The pieces BPE merges into, with their scores (higher merges first)."""
+        model = sentencepiece_model_pb2.ModelProto()  # type: ignore[attr-defined]  # generated
+        model.ParseFromString(self._sp.serialized_model_proto())
+        if model.trainer_spec.model_type != model.trainer_spec.BPE:
+            raise DataError(
+                f"{self.path}: not a BPE vocabulary (SentencePiece model type "
+                f"{model.trainer_spec.model_type}); subword_sampling samples BPE merges: "
+                "train on a data directory from `aiayn prepare`, or set subword_sampling=0"
+            )
+        normal = model.SentencePiece.NORMAL
+        return {p.piece: p.score for p in model.pieces if p.type == normal}
 
     def truecased(self, word: str) -> str:
         """The lower-cased word as it is written lower-cased or with a capital first letter,

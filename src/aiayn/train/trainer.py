@@ -26,6 +26,7 @@ from aiayn.config import ModelConfig, TrainConfig
 from aiayn.data.batches.case_augment import case_augment_for
 from aiayn.data.batches.dataset import Batch, IdPair, ParallelData
 from aiayn.data.batches.directions import batch_sampler
+from aiayn.data.batches.subword_sampling import subword_sampling_for
 from aiayn.model import Transformer
 from aiayn.train import checkpoint as ckpt
 from aiayn.train import guided
@@ -74,6 +75,10 @@ class Trainer:
             check_held_out(run.data, "valid")
         # a fraction of pairs upper- or title-cased each epoch; None when off
         self.case_augment = case_augment_for(train_cfg, run.data, run.tokenizer, self.train_data)
+        # the training pairs segmented anew each epoch; None when off
+        self.subword_sampling = subword_sampling_for(
+            train_cfg, run.data, run.tokenizer, self.train_data
+        )
         self.sampler = batch_sampler(  # temperature-sampled directions on multilingual data
             self.train_data.src_lengths,
             self.train_data.tgt_lengths,
@@ -86,7 +91,7 @@ class Trainer:
             world_size=dist.world_size,
             multiple_of=dist.world_size * train_cfg.update_freq,
             pad_to=train_cfg.pad_to,
-            epoch_lengths=self.case_augment,
+            epoch_lengths=self.case_augment or self.subword_sampling,
         )
         # guided alignment: the decoder layer it trains (None: off)
         self.align_layer = guided.set_up(train_cfg, model_cfg, run.data, self.train_data)
@@ -133,12 +138,13 @@ class Trainer:
         """Training batches of this process, epoch after epoch, until max_epochs; each with
         the cased copies of its pairs (case_augment_mode=add; else none)."""
         while not self.cfg.max_epochs or self.sampler.epoch < self.cfg.max_epochs:
-            augment, epoch = self.case_augment, self.sampler.epoch
+            augment, sampling, epoch = self.case_augment, self.subword_sampling, self.sampler.epoch
             cased = augment.epoch(epoch) if augment is not None else None
             replaced, copied = (cased.replaced, cased.copied) if cased is not None else (None, {})
+            data = sampling.epoch(epoch) if sampling is not None else self.train_data
             for indices in self.sampler:
-                batch = self.train_data.collate(indices, self.cfg.pad_to, replaced)
-                yield batch, self.train_data.copies(indices, copied) if copied else []
+                batch = data.collate(indices, self.cfg.pad_to, replaced)
+                yield batch, data.copies(indices, copied) if copied else []
 
     def train(self) -> dict[str, Any]:
         """Train until a stopping rule holds; returns the summary (also printed)."""

@@ -21,6 +21,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -103,6 +104,15 @@ class CaseAugment:
         """(N,) source and target pieces of every pair in this epoch (for the sampler)."""
         cased = self.epoch(epoch)
         return cased.src_lengths, cased.tgt_lengths
+
+    def state_settings(self) -> dict[str, Any]:
+        """What the sampler's state records (sides and mode only where not the default)."""
+        settings: dict[str, Any] = {"case_augment": self.fraction}
+        if self.sides != "both":
+            settings["case_sides"] = self.sides
+        if self.mode != "replace":
+            settings["case_mode"] = self.mode
+        return settings
 
     def epoch(self, epoch: int) -> CasedEpoch:
         if self._last is None or self._last[0] != epoch:

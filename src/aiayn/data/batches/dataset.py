@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,7 @@ from aiayn.layout import SPLITS
 
 CasedIds = tuple[np.ndarray, np.ndarray | None]  # a pair's other ids (None: its own target)
 IdPair = tuple[np.ndarray, np.ndarray]  # (source ids, target ids)
+FlatIds = tuple[np.ndarray, np.ndarray]  # (every line's ids one after another, (N + 1,) offsets)
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,18 @@ class ParallelData:
         pairs.src_ids, pairs.src_offsets = _flat(src)
         pairs.tgt_ids, pairs.tgt_offsets = _flat(tgt)
         pairs.links, pairs.directions = None, None
+        return pairs
+
+    def resegmented(self, src: FlatIds | None, tgt: FlatIds | None) -> ParallelData:
+        """The same pairs with other pieces on a side (None: the side's own), batched and
+        collated as the split is: one epoch of subword sampling (subword_sampling.py)."""
+        pairs = copy.copy(self)
+        for side, ids in (("src", src), ("tgt", tgt)):
+            if ids is not None:
+                if len(ids[1]) != len(self.src_offsets):
+                    raise ValueError(f"{len(ids[1]) - 1} {side} lines for {len(self)} pairs")
+                setattr(pairs, f"{side}_ids", ids[0])
+                setattr(pairs, f"{side}_offsets", ids[1])
         return pairs
 
     def with_alignments(self, links: np.ndarray, offsets: np.ndarray) -> None:

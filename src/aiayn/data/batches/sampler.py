@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -29,17 +29,32 @@ class SamplerState:
     case_augment: float | None = None  # the fraction of pairs cased (case_augment.py); else None
     case_sides: str | None = None  # "source" where only sources are cased; else None (both)
     case_mode: str | None = None  # "add" where cased copies join their pairs; else None
+    subword_sampling: float | None = None  # alpha (subword_sampling.py); else None
+    subword_sides: str | None = None  # "both" where targets are sampled too; else None (source)
+
+
+# SamplerState's fields that say how an epoch's pairs change, and the --set name of each
+PAIR_SETTINGS = {
+    "case_augment": "case_augment",
+    "case_sides": "case_augment_sides",
+    "case_mode": "case_augment_mode",
+    "subword_sampling": "subword_sampling",
+    "subword_sides": "subword_sampling_sides",
+}
+SWITCHES = ("case_augment", "subword_sampling")  # the settings that turn each one on
 
 
 class EpochLengths(Protocol):
-    """Pairs whose lengths change from epoch to epoch (case_augment.CaseAugment)."""
-
-    fraction: float
-    sides: str  # "both" or "source": what is cased
-    mode: str  # "replace" or "add": a cased pair in place of its own, or beside it
+    """Pairs whose lengths change from epoch to epoch (case_augment.CaseAugment,
+    subword_sampling.SubwordSampling)."""
 
     def lengths(self, epoch: int) -> tuple[np.ndarray, np.ndarray]:
         """(N,) source and target pieces of every pair in this epoch."""
+        ...
+
+    def state_settings(self) -> dict[str, Any]:
+        """What the sampler's state records of it (SamplerState fields, defaults left out): a
+        run resumed with other settings would have other batches."""
         ...
 
 
@@ -172,17 +187,13 @@ class TokenBatchSampler:
         self.epoch, self.position = self.epoch + 1, 0
 
     def state(self) -> SamplerState:
-        cased = self.epoch_lengths
-        fraction = cased.fraction if cased is not None else None
-        sides = cased.sides if cased is not None and cased.sides != "both" else None
-        mode = cased.mode if cased is not None and cased.mode != "replace" else None
-        return SamplerState(
-            self.epoch, self.position, self.seed, self.temperature, fraction, sides, mode
-        )
+        changing = self.epoch_lengths
+        settings = changing.state_settings() if changing is not None else {}
+        return SamplerState(self.epoch, self.position, self.seed, self.temperature, **settings)
 
     def state_dict(self) -> dict:
         """The state as state.json holds it (no temperature key for bilingual data, no
-        case_augment key without case augmentation)."""
+        case_augment or subword_sampling key without them)."""
         return {k: v for k, v in asdict(self.state()).items() if v is not None}
 
     def load_state_dict(self, state: dict) -> None:
@@ -195,13 +206,13 @@ class TokenBatchSampler:
                 for t in (restored.temperature, self.temperature)
             )
             raise ValueError(f"the data position is one of {was}, not {now}; resume with {was}")
-        mine = self.state()
-        if _cases(restored) != _cases(mine):
-            was, now = (  # other pairs cased, other sides, another mode: other batches
-                f"--set case_augment={s.case_augment or 0}"
-                + (f" case_augment_sides={s.case_sides}" if s.case_sides else "")
-                + (f" case_augment_mode={s.case_mode}" if s.case_mode else "")
-                for s in (restored, mine)
+        saved, mine = _pair_settings(restored), _pair_settings(self.state())
+        if saved != mine:  # other pairs cased or sampled, other sides, a mode: other batches
+            switched = [k for k in SWITCHES if k in saved or k in mine]
+            was, now = (
+                "--set "
+                + " ".join(f"{k}={v}" for k, v in {**dict.fromkeys(switched, 0), **s}.items())
+                for s in (saved, mine)
             )
             raise ValueError(f"the data position is one of {was}, not {now}; resume with {was}")
         n = len(self.epoch_batches(restored.epoch)) // self.world_size
@@ -213,6 +224,7 @@ class TokenBatchSampler:
         self.epoch, self.position = restored.epoch, restored.position
 
 
-def _cases(state: SamplerState) -> tuple:
-    """What a state says of case augmentation (the pairs cased, and how)."""
-    return state.case_augment, state.case_sides, state.case_mode
+def _pair_settings(state: SamplerState) -> dict[str, object]:
+    """What a state says of how an epoch's pairs change, by the settings' --set names."""
+    found = {name: getattr(state, field) for field, name in PAIR_SETTINGS.items()}
+    return {name: value for name, value in found.items() if value is not None}
