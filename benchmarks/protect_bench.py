@@ -88,6 +88,36 @@ def lines_system(model: str, pairs: Path, protect: bool) -> dict:
     }
 
 
+def document_system(model: str, pairs: Path, protect: bool) -> dict:
+    """The pairs' sources as one text document, a paragraph per line (`--format text`), each
+    paragraph's translation scored against its reference."""
+    from aiayn import open_translator
+    from aiayn.documents import DocumentOptions, translate_document
+    from aiayn.documents.protect import Protector
+    from aiayn.evaluate.scores import score
+
+    rows = [line.rstrip("\n").split("\t") for line in pairs.open(encoding="utf-8")]
+    sources, references = [r[0] for r in rows], [r[1] for r in rows]
+    translator = open_translator(model)
+    options = DocumentOptions(progress=False, protect=Protector() if protect else None)
+    start = time.perf_counter()
+    document = "\n\n".join(sources) + "\n"
+    out, _ = translate_document(translator, document, "text", translator.default_search, options)
+    seconds = time.perf_counter() - start
+    outputs = [p.replace("\n", " ") for p in str(out).rstrip("\n").split("\n\n")]
+    held, found = kept(sources, outputs)
+    s = score(outputs, [references])
+    return {
+        "paragraphs": len(sources),
+        "bleu": round(s.bleu, 2),
+        "chrf": round(s.chrf, 2),
+        "spans": found,
+        "kept": round(held / max(found, 1), 4),
+        "stutter": round(s.stutter, 4),
+        "seconds": round(seconds, 1),
+    }
+
+
 def pages_system(model: str, paths: list[Path], fmt: str, protect: bool) -> dict:
     from aiayn import open_translator
     from aiayn.documents import DocumentOptions, translate_document
@@ -124,6 +154,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", required=True)
     ap.add_argument("--pairs", type=Path, help="source<TAB>reference lines")
+    ap.add_argument(
+        "--pairs-as-document",
+        action="store_true",
+        help="also translate the pairs' sources as one text document, a paragraph per line",
+    )
     ap.add_argument("--markdown", type=Path, nargs="*", default=[])
     ap.add_argument("--html", type=Path, nargs="*", default=[])
     ap.add_argument("--out", type=Path)
@@ -140,6 +175,8 @@ def main() -> None:
         name = "protect" if protect else "no-protect"
         if args.pairs:
             result[f"lines, {name}"] = lines_system(args.model, args.pairs, protect)
+        if args.pairs and args.pairs_as_document:
+            result[f"document, {name}"] = document_system(args.model, args.pairs, protect)
         for fmt, paths in (("markdown", args.markdown), ("html", args.html)):
             if paths:
                 result[f"{fmt}, {name}"] = pages_system(args.model, paths, fmt, protect)

@@ -85,7 +85,16 @@ def test_documents_put_each_span_back_at_its_aligned_place(scripted):
     # reversed words, attention says so: the path goes before the word "to" became
     out, _ = translate_document(scripted, "Open /a/b.xhp to see.\n", "text", DecodeConfig(), QUIET)
     assert out == "SEE. /a/b.xhp TO OPEN\n"
-    assert scripted.calls == [["Open  to see."]]
+    # searched as it is first ("/A/B.XHP" came back changed), then with the span taken out
+    assert scripted.calls == [["Open /a/b.xhp to see."], ["Open  to see."]]
+
+
+def test_a_document_sentence_whose_spans_the_model_carried_is_searched_once(scripted):
+    options = DocumentOptions(progress=False, protect=Protector(("TKT-\\d+",)))
+    text = "See TKT-42 today.\n\nOpen it.\n"
+    out, _ = translate_document(scripted, text, "text", DecodeConfig(), options)
+    assert out == "TODAY. TKT-42 SEE\n\nIT. OPEN\n"
+    assert [sorted(call) for call in scripted.calls] == [["Open it.", "See TKT-42 today."]]
 
 
 def test_punctuation_the_span_touched_touches_it_again(scripted):

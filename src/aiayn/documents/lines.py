@@ -8,7 +8,8 @@ added to the path of a line that needs none of this. A line with protected spans
 searched as it is, since a model trained on such text carries most spans itself, and in their
 context (taken out, `%s` and the quotes around it leave a sentence the model never saw: on
 the gettext test split, 6 BLEU lower, benchmarks/README.md); only a line whose translation
-lost or changed one of its spans is searched again with them taken out and put back.
+lost or changed one of its spans is searched again with them taken out and put back. A
+document's sentences are searched the same way (translate.py, `reprotected`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from aiayn.decode.controls.words import Controls
 from aiayn.documents.alignment import Choice, word_pairs
 from aiayn.documents.chunks import split_long
 from aiayn.documents.inline import Tagged, project, text_of
-from aiayn.documents.protect import Protector, restore
+from aiayn.documents.protect import Protector, holds, restore
 from aiayn.engines.base import Alternative, Translation, Translator
 
 DEFAULT_CHOICE = Choice()  # alignments from the last layer's mean of the heads
@@ -154,11 +155,6 @@ class LineTranslator:
 
     def warm_up(self, beams: Iterable[int]) -> None:
         self.inner.warm_up(beams)
-
-
-def holds(output: str, spans: list[str]) -> bool:
-    """Whether `output` holds each span as often as the list does."""
-    return all(output.count(span) >= spans.count(span) for span in set(spans))
 
 
 def some_lines(controls: Controls | None, lines: list[int]) -> Controls | None:

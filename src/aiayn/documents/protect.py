@@ -289,3 +289,18 @@ def repair_warning(name: str, lost: int, doubled: int) -> str:
         f"warning: {name}: {lost} placeholder(s) lost and {doubled} doubled by the model; "
         "each lost one put back at its aligned place, each doubled one kept once"
     )
+
+
+def protected_texts(spans: tuple[Span, ...]) -> list[str]:
+    """The texts of the protected spans among `spans` and their children, in order."""
+    found: list[str] = []
+    for span in spans:
+        if isinstance(span.payload, Protected):
+            found.append(span.payload.text)
+        found += protected_texts(span.children)
+    return found
+
+
+def holds(output: str, spans: list[str]) -> bool:
+    """Whether `output` holds each span as often as the list does."""
+    return all(output.count(span) >= spans.count(span) for span in set(spans))

@@ -18,7 +18,7 @@ from aiayn.documents.alignment import Choice, word_pairs
 from aiayn.documents.chunks import split_long
 from aiayn.documents.inline import Node, Tagged, need, project, source_nodes
 from aiayn.documents.parsed import Parsed
-from aiayn.documents.protect import Protector, restore
+from aiayn.documents.protect import Protector, holds, protected_texts, restore
 from aiayn.documents.segment import join, needs_translation, sentences_of
 from aiayn.engines.base import Translation, Translator
 
@@ -77,7 +77,9 @@ def translate_document(
         )
         return document, 0
     aligner = Aligner(translator, options.choice)
-    done = translate_sentences(translator, sentences, cfg, options, aligner)
+    done, found = translate_sentences(translator, sentences, cfg, options, aligner)
+    if options.protect is not None:  # those that lost a span: again with their spans out
+        units, done = reprotected(translator, units, found, done, cfg, options, aligner)
     outputs = [
         restore(join([done[s.text](s) if needs_translation(s) else source_nodes(s) for s in unit]))
         for unit in units
@@ -89,15 +91,39 @@ def translate_document(
 def prepared(
     translator: Translator, unit: Tagged, cfg: DecodeConfig, options: DocumentOptions
 ) -> list[Tagged]:
-    """A unit's sentences as they are searched: protected spans taken out, and (--too-long
-    split) one over --max-input-tokens cut into chunks."""
+    """A unit's sentences as they are first searched: (--too-long split) one over
+    --max-input-tokens cut into chunks; protected spans stay in (`reprotected`)."""
     found = sentences_of(unit, options.language)
-    if options.protect is not None:
-        found = [options.protect.tagged(s) for s in found]
     if cfg.too_long != "split":
         return found
     chunks = split_long(found, cfg.max_input_tokens, translator.tokenizer.encode)
     return [chunk for sentence in chunks for chunk in sentence]
+
+
+def reprotected(
+    translator: Translator,
+    units: list[list[Tagged]],
+    found: dict[str, str],
+    done: dict[str, Callable[[Tagged], list[Node]]],
+    cfg: DecodeConfig,
+    options: DocumentOptions,
+    aligner: Aligner,
+) -> tuple[list[list[Tagged]], dict[str, Callable[[Tagged], list[Node]]]]:
+    """The sentences whose translation (`found`: by text) lost or changed a protected span,
+    searched again with their spans taken out, to be put back by alignment: a model trained on
+    such text carries most spans itself, in their context (line mode does the same: lines.py).
+    Returns the units with those sentences in their protected form, and how to write each."""
+    assert options.protect is not None
+    again: dict[str, Tagged] = {}
+    for s in (s for unit in units for s in unit if s.text in found):
+        protected = options.protect.tagged(s)
+        spans = protected_texts(protected.spans)
+        if spans and not holds(found[s.text], spans):
+            again[s.text] = protected
+    if not again:
+        return units, done
+    redone, _ = translate_sentences(translator, list(again.values()), cfg, options, aligner)
+    return [[again.get(s.text, s) for s in unit] for unit in units], done | redone
 
 
 def translate_sentences(
@@ -106,8 +132,9 @@ def translate_sentences(
     cfg: DecodeConfig,
     options: DocumentOptions,
     aligner: Aligner,
-) -> dict[str, Callable[[Tagged], list[Node]]]:
-    """For each distinct sentence text, how to write one of its occurrences translated."""
+) -> tuple[dict[str, Callable[[Tagged], list[Node]]], dict[str, str]]:
+    """For each distinct sentence text, how to write one of its occurrences translated; and
+    the translation of each sentence searched."""
     from tqdm import tqdm
 
     tagged = {s.text for s in sentences if s.spans}
@@ -127,7 +154,8 @@ def translate_sentences(
                 best = translator.nbest([source[t] for t in marked], cfg.replace(nbest=1))
                 found.update((t, b[0]) for t, b in zip(marked, best, strict=True))
             bar.update(len(chunk))
-    return {t: aligner.writer(source.get(t, t), found[t]) for t in texts}
+    searched = {t: f if isinstance(f, str) else f.text for t, f in found.items() if f is not None}
+    return {t: aligner.writer(source.get(t, t), found[t]) for t in texts}, searched
 
 
 def calls(
