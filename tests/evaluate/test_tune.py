@@ -54,7 +54,7 @@ def test_the_chosen_setting_has_the_best_validation_bleu_of_its_grid(tiny_run, t
     assert tuned.tuned_on["bleu"] == best["bleu"] and tuned.setting in tried
     assert grid[0] == PAPER and tuned.tuned_on["paper_bleu"] == tuned.grid[0]["bleu"]
     assert tuned.power is not None and tuned.power.length_penalty == "power"
-    assert tuned.power.stutter_guard == 0  # CTranslate2 has none
+    assert tuned.power.guards == (0, 0)  # CTranslate2 gets no guard unless asked
 
 
 def test_a_setting_that_repeats_more_than_the_references_loses_to_one_that_does_not():

@@ -35,6 +35,10 @@ def test_greedy_translations_of_the_test_split_are_ours(tiny_run, tiny_data, exp
                     engine,
                     "--beam",
                     "1",
+                    "--no-repeat-ngram",  # the run's close may have chosen a guard for ours
+                    "0",
+                    "--stutter-guard",
+                    "0",
                     "--input",
                     str(src),
                     "--output",

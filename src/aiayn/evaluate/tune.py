@@ -213,9 +213,11 @@ def chosen_scores(
 def best_power(
     grid: list[SearchSetting], rows: list[dict], bounds: dict[str, float]
 ) -> SearchSetting | None:
-    """The best of the grid's |Y|^alpha settings without the stutter guard (what CTranslate2 can
-    run), chosen as `choose` does; None where the grid has none."""
-    power = [k for k, s in enumerate(grid) if s.length_penalty == "power" and not s.stutter_guard]
+    """The best of the grid's |Y|^alpha settings without a repetition guard, chosen as `choose`
+    does; None where the grid has none. CTranslate2 has no stutter guard, and under its own
+    n-gram ban (`no_repeat_ngram_size`) a test model wrote empty outputs where ours did not:
+    it gets no guard unless asked for one."""
+    power = [k for k, s in enumerate(grid) if s.length_penalty == "power" and s.guards == (0, 0)]
     return grid[choose(rows, bounds, power)] if power else None
 
 
