@@ -57,14 +57,19 @@ def translatable(source: str, fmt: str) -> list[str]:
     return [s.text for u in units for s in sentences_of(u) if needs_translation(s)]
 
 
+def read_pairs(pairs: Path) -> tuple[list[str], list[str]]:
+    """The sources and references of a source<TAB>reference file."""
+    rows = [line.rstrip("\n").split("\t") for line in pairs.open(encoding="utf-8")]
+    return [r[0] for r in rows], [r[1] for r in rows]
+
+
 def lines_system(model: str, pairs: Path, protect: bool) -> dict:
     from aiayn import open_translator
     from aiayn.documents.lines import LineTranslator
     from aiayn.documents.protect import Protector
     from aiayn.evaluate.scores import score
 
-    rows = [line.rstrip("\n").split("\t") for line in pairs.open(encoding="utf-8")]
-    sources, references = [r[0] for r in rows], [r[1] for r in rows]
+    sources, references = read_pairs(pairs)
     translator = LineTranslator(open_translator(model), Protector() if protect else None)
     start = time.perf_counter()
     outputs = translator.translate(sources)
@@ -96,8 +101,7 @@ def document_system(model: str, pairs: Path, protect: bool) -> dict:
     from aiayn.documents.protect import Protector
     from aiayn.evaluate.scores import score
 
-    rows = [line.rstrip("\n").split("\t") for line in pairs.open(encoding="utf-8")]
-    sources, references = [r[0] for r in rows], [r[1] for r in rows]
+    sources, references = read_pairs(pairs)
     translator = open_translator(model)
     options = DocumentOptions(progress=False, protect=Protector() if protect else None)
     start = time.perf_counter()
