@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,9 +59,26 @@ class DataFiles:
     `{split}.ref1.txt`... (held-out splits of a corpus with several translations), and token ids
     `{split}.{side}.ids` + `{split}.{side}.offsets.npy`. Once: the SentencePiece model
     `spm.model`, `meta.json`, and the cleaning report `report.txt` / `report.json`.
+
+    Several corpora (`prepare --corpus A.tsv --corpus B.tsv`): the main corpus's held-out sets
+    are `valid` and `test` as in any directory; another corpus B's are the splits `valid-B` and
+    `test-B` (`held_out`), with the same files (`valid-B.src.txt`...).
     """
 
     root: Path
+
+    @staticmethod
+    def held_out(split: str, corpus: str = "") -> str:
+        """The split name of one corpus's held-out set: `split` ("valid", "test") for the main
+        corpus (corpus ""), `split-corpus` for another."""
+        return f"{split}-{corpus}" if corpus else split
+
+    @staticmethod
+    def held_out_sets(split: str, splits: Iterable[str]) -> list[str]:
+        """Of the `splits` a directory holds, the held-out sets of kind `split`, the main
+        corpus's first: ["valid", "valid-general"]."""
+        found = [s for s in splits if s == split or s.startswith(split + "-")]
+        return sorted(found, key=lambda s: s != split)
 
     def text(self, split: str, stream: str) -> Path:
         """stream: "src", "tgt", or "ref1", "ref2"... (extra references)."""

@@ -76,10 +76,14 @@ def metrics_figure(run: str | Path) -> Figure:
     fig, (loss, bleu, lr, speed) = plt.subplots(1, 4, figsize=(20, 4))
     loss.plot(*series(records, "train", "loss"), label="train")
     loss.plot(*series(records, "valid", "loss"), "o-", label="valid")
+    for name in further_sets(records):  # several corpora: each one's set (prepare --corpus)
+        loss.plot(*set_series(records, name, "loss"), "o--", label=name)
     loss.set(xlabel="step", ylabel="label-smoothed loss / token", title="Loss")
     loss.legend()
     bleu.plot(*series(records, "valid", "bleu"), "o-", label="BLEU")
     bleu.plot(*series(records, "valid", "chrf"), "s-", label="chrF")
+    for name in further_sets(records):
+        bleu.plot(*set_series(records, name, "bleu"), "o--", label=f"BLEU {name}")
     bleu.set(xlabel="step", title="Validation (sacreBLEU)")
     bleu.legend()
     lr.plot(*series(records, "train", "lr"))
@@ -95,6 +99,18 @@ def series(records: list[dict], kind: str, name: str) -> tuple[list[int], list[f
     """(steps, values) of one number in the records of one kind that hold it."""
     found = [r for r in records if r["kind"] == kind and name in r]
     return [r["step"] for r in found], [r[name] for r in found]
+
+
+def further_sets(records: list[dict]) -> list[str]:
+    """The validation sets besides the main one that the records hold (`valid-B`...)."""
+    names = (name for r in records if r["kind"] == "valid" for name in r.get("sets", {}))
+    return list(dict.fromkeys(names))
+
+
+def set_series(records: list[dict], name: str, key: str) -> tuple[list[int], list[float]]:
+    """(steps, values) of one number of a further validation set."""
+    found = [r for r in records if r["kind"] == "valid" and key in r.get("sets", {}).get(name, {})]
+    return [r["step"] for r in found], [r["sets"][name][key] for r in found]
 
 
 def directions_figure(

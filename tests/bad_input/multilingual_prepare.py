@@ -47,7 +47,7 @@ CASES = [
         "prepare --langs with --corpus and --src-lang",
         prepare_over_data("--langs", "en,de", "--corpus", "TSV", "--src-lang", "fr"),
         2,
-        ("cannot take --corpus, --src-lang", "drop --langs for one language pair"),
+        ("cannot take --corpus/--synthetic, --src-lang", "drop --langs for one language pair"),
     ),
     Case(
         "prepare --langs with --valid files",

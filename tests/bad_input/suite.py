@@ -13,6 +13,7 @@ from tests.bad_input import (
     finetune,
     general,
     guided,
+    mixing,
     multilingual_decode,
     multilingual_prepare,
     multilingual_train,
@@ -40,6 +41,7 @@ CASES: list[Case] = [
     *protect.CASES,
     *subword.CASES,
     *finetune.CASES,
+    *mixing.CASES,
 ]
 
 

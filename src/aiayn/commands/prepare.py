@@ -38,7 +38,31 @@ def add(commands) -> None:
 def add_corpus(p: argparse.ArgumentParser) -> None:
     """Where the pairs come from: the Bible (a version per language) or the user's files."""
     p.add_argument(
-        "--corpus", default="bible", help="'bible' (default) or a source<TAB>target file"
+        "--corpus",
+        dest="corpora",
+        action="append",
+        type=lambda path: (path, False),
+        metavar="FILE",
+        help="'bible' (default) or a source<TAB>target file; repeat it to mix corpora: each is "
+        "cleaned apart and holds out its own validation and test sets (docs/data.md)",
+    )
+    p.add_argument(
+        "--synthetic",
+        dest="corpora",
+        action="append",
+        type=lambda path: (path, True),
+        metavar="FILE",
+        help="a back-translated source<TAB>target file, mixed in for training only, its "
+        "sources tagged <BT> (a flag of its own, not FILE:synthetic: file names may hold colons)",
+    )
+    p.add_argument(
+        "--weights",
+        metavar="W,W",
+        help="one per --corpus/--synthetic, in their order (default 1 each): a corpus's "
+        "training pairs appear W times per epoch; 0.5 keeps a seeded half",
+    )
+    p.add_argument(
+        "--no-bt-tag", action="store_true", help="synthetic sources without the <BT> tag"
     )
     p.add_argument("--src-file", type=Path, help="source side, one sentence per line")
     p.add_argument("--tgt-file", type=Path, help="target side, aligned line by line")
@@ -111,7 +135,9 @@ def add_cleaning(p: argparse.ArgumentParser) -> None:
 # Options of a bilingual corpus that --langs (the Bible, one version per language) cannot take,
 # with their defaults.
 NOT_WITH_LANGS = {
-    "corpus": "bible",
+    "corpora": None,
+    "weights": None,
+    "no_bt_tag": False,
     "src_file": None,
     "tgt_file": None,
     "src_lang": "en",
@@ -134,7 +160,8 @@ def run_prepare(args: argparse.Namespace) -> int:
         raise ValueError("--pivot goes with --langs (e.g. --langs en,de,fr --pivot none)")
     opts = PrepareOptions(
         out=args.out,
-        corpus=args.corpus,
+        corpora=mixed_corpora(args),
+        bt_tag=not args.no_bt_tag,
         src_file=args.src_file,
         tgt_file=args.tgt_file,
         src_lang=args.src_lang,
@@ -159,12 +186,23 @@ def run_prepare(args: argparse.Namespace) -> int:
     return ready(args.out)
 
 
+def mixed_corpora(args: argparse.Namespace) -> tuple:
+    """The corpora of `--corpus` and `--synthetic` in the order given, with `--weights`."""
+    from aiayn.data.prepare.mixing import CorpusSpec, parse_weights
+
+    given = args.corpora or [("bible", False)]
+    weights = parse_weights(args.weights, len(given)) if args.weights else (1.0,) * len(given)
+    return tuple(
+        CorpusSpec(path, w, synthetic) for (path, synthetic), w in zip(given, weights, strict=True)
+    )
+
+
 def run_multilingual(args: argparse.Namespace) -> int:
     from aiayn.data.multilingual.options import MultiOptions, parse_langs, parse_pivot
     from aiayn.data.multilingual.pipeline import prepare_multilingual
 
     given = [
-        "--" + name.replace("_", "-")
+        "--corpus/--synthetic" if name == "corpora" else "--" + name.replace("_", "-")
         for name, default in NOT_WITH_LANGS.items()
         if getattr(args, name) != default
     ]

@@ -13,6 +13,7 @@ import sentencepiece as spm
 from sentencepiece import sentencepiece_model_pb2
 
 from aiayn.data.bpe_dropout import dropout_merges, words
+from aiayn.data.bt_tag import BT_TAG
 from aiayn.data.case_markup import EVERY_MARKER, capitalised, mark, markup_of, unmark
 from aiayn.data.sources import DataError
 from aiayn.layout import TOKENIZER_FILE
@@ -51,6 +52,8 @@ class Tokenizer:
             raise DataError(f"{path}: special ids differ from pad=0, bos=1, eos=2")
         unk = self._sp.unk_id()
         self._markup = markup_of(m for m in EVERY_MARKER if self._sp.piece_to_id(m) != unk)
+        # Input-only pieces that no output may show: the <BT> tag of back-translated sources.
+        self._input_only = {i for i in [self._sp.piece_to_id(BT_TAG)] if i != unk}
         self._casings: dict[str, str] = {}
 
     @property
@@ -136,6 +139,8 @@ class Tokenizer:
         return best
 
     def decode(self, ids: list[list[int]]) -> list[str]:
+        if self._input_only:
+            ids = [[i for i in line if i not in self._input_only] for line in ids]
         if not self._markup:
             return self._sp.decode(ids)
         return [
@@ -152,7 +157,8 @@ class Tokenizer:
         return self._sp.piece_to_id(pieces)
 
     def join(self, pieces: list[str]) -> str:
-        """The text that a sequence of pieces spells."""
+        """The text that a sequence of pieces spells (input-only pieces left out)."""
+        pieces = [p for p in pieces if p != BT_TAG]
         if not self._markup:
             return self._sp.decode_pieces(pieces)
         lead = list(itertools.takewhile(lambda p: p in EVERY_MARKER, pieces))

@@ -1,9 +1,11 @@
-"""Validation: loss and perplexity on the whole set, BLEU and chrF on greedy translations."""
+"""Validation: loss and perplexity on the whole set, BLEU and chrF on greedy translations; in a
+directory of several corpora (`prepare --corpus A --corpus B`), of each corpus's set apart
+(`valid`, `valid-B`...), the main one (`valid`) deciding the best checkpoint."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import torch
@@ -15,6 +17,7 @@ from aiayn.data.data_dir import DataDir
 from aiayn.data.tokenizer import Tokenizer
 from aiayn.decode.translate import translate_lines
 from aiayn.evaluate.split import evaluate_split
+from aiayn.layout import DataFiles
 from aiayn.model import Transformer
 from aiayn.train.host_memory import heap_trimmer
 from aiayn.train.loss import projected_smoothed_loss
@@ -33,11 +36,15 @@ class Validation:
     # Multilingual data: {"en-de": {"loss", "bleu", "chrf", "sentences", "bleu_signature"}} per
     # direction; bleu and chrf above are then their means (validate_directions.py).
     directions: dict[str, dict] = field(default_factory=dict)
+    # Several corpora: {"valid-B": {"loss", "nll_loss", "ppl", "bleu", "chrf", "sentences",
+    # "bleu_signature"}} per further set; the numbers above are the main set's (`valid`).
+    sets: dict[str, dict] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         found = asdict(self)
-        if not self.directions:  # bilingual records stay as they were
-            del found["directions"]
+        for name in ("directions", "sets"):
+            if not found[name]:  # records of one set stay as they were
+                del found[name]
         return found
 
     def __str__(self) -> str:
@@ -54,6 +61,11 @@ class Validation:
             line += (
                 f"; {len(self.directions)} directions, worst {worst} chrF "
                 f"{scores['chrf']:.2f} BLEU {bleu}"
+            )
+        for name, found in self.sets.items():
+            line += (
+                f"; {name} loss {found['loss']:.3f}, BLEU {found['bleu']:.2f}, "
+                f"chrF {found['chrf']:.2f}"
             )
         return line
 
@@ -114,7 +126,8 @@ def validate(
     tokenizer: Path,
 ) -> Validation:
     """Loss and perplexity on the whole validation split; BLEU and chrF of greedy translations
-    of its first `cfg.valid_bleu_sentences` lines (all if 0), as `aiayn evaluate --beam 1`.
+    of its first `cfg.valid_bleu_sentences` lines (all if 0), as `aiayn evaluate --beam 1`;
+    the same of each further corpus's set (`Validation.sets`).
     data_dir: an opened data directory, or its path (opened here)."""
     data_dir = DataDir.open(data_dir)
     on_cpu = next(model.parameters()).device.type == "cpu"  # a GPU's tensors: not in the heap
@@ -123,17 +136,35 @@ def validate(
         from aiayn.train.validate_directions import validate_directions
 
         return validate_directions(model, data_dir, cfg, autocast, Tokenizer(tokenizer), release)
-    data = ParallelData(data_dir, "valid")
+    main, *others = DataFiles.held_out_sets("valid", data_dir.meta.sizes)
+    spm = Tokenizer(tokenizer)
+    found = validate_set(model, data_dir, main, cfg, autocast, spm, release)
+    sets = {
+        name: validate_set(model, data_dir, name, cfg, autocast, spm, release) for name in others
+    }
+    return replace(found, sets={name: set_scores(v) for name, v in sets.items()})
+
+
+def validate_set(
+    model: Transformer,
+    data_dir: DataDir,
+    split: str,
+    cfg: TrainConfig,
+    autocast: Callable,
+    spm: Tokenizer,
+    release: Callable[[], None],
+) -> Validation:
+    """One held-out set's loss, perplexity, and BLEU and chrF of greedy translations."""
+    data = ParallelData(data_dir, split)
     loss, nll = validation_loss(model, data, cfg, autocast, release)
     release()  # the loss batches' free pages, before decoding allocates anew
     greedy = DecodeConfig(beam=1, max_tokens=cfg.max_tokens)
-    spm = Tokenizer(tokenizer)
 
     def translate(sources: list[str]) -> list[str]:
         return translate_lines(model, spm, sources, greedy)
 
     with autocast():
-        found = evaluate_split(data_dir, "valid", translate, cfg.valid_bleu_sentences or None)
+        found = evaluate_split(data_dir, split, translate, cfg.valid_bleu_sentences or None)
     return Validation(
         loss=loss,
         nll_loss=nll,
@@ -143,3 +174,8 @@ def validate(
         sentences=len(found.hypotheses),
         bleu_signature=found.scores.bleu_signature,
     )
+
+
+def set_scores(found: Validation) -> dict:
+    """A further set's numbers, as `Validation.sets` holds them."""
+    return {k: v for k, v in found.as_dict().items() if k not in ("directions", "sets")}

@@ -45,8 +45,8 @@ class ParallelData:
     def __init__(self, data: DataDir | str | Path, split: str) -> None:
         """data: an opened data directory (or its path, opened here)."""
         data = DataDir.open(data)
-        if split not in SPLITS:
-            raise DataError(f"unknown split {split!r}; choose one of {SPLITS}")
+        if split not in SPLITS and split not in data.meta.sizes:
+            raise DataError(f"unknown split {split!r}; choose one of {list(data.meta.sizes)}")
         vocab_size = data.meta.vocab_size
         self.src_ids, self.src_offsets = load_ids(data.ids(split, "src"), vocab_size)
         self.tgt_ids, self.tgt_offsets = load_ids(data.ids(split, "tgt"), vocab_size)

@@ -1,5 +1,5 @@
-"""The corpora `aiayn prepare` reads: the main one the options name (a Bible pair, a TSV, two
-aligned files), and validation or test files given apart; read in batches, checked for a wrong
+"""The corpora `aiayn prepare` reads: those the options name (a Bible pair, a TSV, two aligned
+files), and validation or test files given apart; read in batches, checked for a wrong
 encoding."""
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ class Corpus:
     group_sizes: dict[str, int] | None = None  # known up front: held-out groups are chosen
 
 
-def open_corpus(opts: PrepareOptions, report: CleanReport) -> Corpus:
-    """The main corpus named by the options."""
+def open_corpus(opts: PrepareOptions, path: str, report: CleanReport) -> Corpus:
+    """A corpus the options name: `path` ("bible" or a TSV file), or their two aligned files."""
     if (opts.src_file is None) != (opts.tgt_file is None):
         raise DataError("give both --src-file and --tgt-file, or neither")
     if opts.src_file is not None and opts.tgt_file is not None:
@@ -37,9 +37,9 @@ def open_corpus(opts: PrepareOptions, report: CleanReport) -> Corpus:
             count_lines(opts.src_file),
             f"{opts.src_file} ({opts.src_lang}) + {opts.tgt_file} ({opts.tgt_lang})",
         )
-    if opts.corpus != "bible":
-        path = Path(opts.corpus)
-        return Corpus(read_tsv(path, report), count_lines(path), f"{path} (TSV)")
+    if path != "bible":
+        tsv = Path(path)
+        return Corpus(read_tsv(tsv, report), count_lines(tsv), f"{tsv} (TSV)")
     db = opts.bible_db or bible.default_db()
     src = bible.pick_version(opts.src_lang, opts.src_version)
     tgt = bible.pick_version(opts.tgt_lang, opts.tgt_version)

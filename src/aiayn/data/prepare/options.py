@@ -11,6 +11,7 @@ from pathlib import Path
 from aiayn.data.case_markup import check_markup
 from aiayn.data.casing import check_case_copies
 from aiayn.data.clean import CleanOptions
+from aiayn.data.prepare.mixing import BIBLE, CorpusSpec, check_corpora
 from aiayn.data.sources import DataError
 
 
@@ -62,6 +63,27 @@ class PrepareOptions(CommonOptions):
     extra_refs: bool = True  # Bible: other versions of the target language as references
     valid_files: tuple[Path, ...] = ()  # one TSV or two aligned files; default: held out
     test_files: tuple[Path, ...] = ()
+    corpora: tuple[CorpusSpec, ...] = ()  # several corpora, the first the main (mixing.py)
+    bt_tag: bool = True  # synthetic corpora's sources begin with <BT> (tagged back-translation)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.check_mix()
+
+    def mix(self) -> tuple[CorpusSpec, ...]:
+        """Every corpus, the main one first: `corpora`, or `corpus` alone at weight 1."""
+        return self.corpora or (CorpusSpec(self.corpus),)
+
+    def check_mix(self) -> None:
+        """The corpora can be read together: each once, positive weights, one way to name them."""
+        if self.corpora and self.corpus != BIBLE:
+            raise DataError("give the corpora as `corpus` or as `corpora`, not both")
+        if self.src_file is not None and len(self.mix()) > 1:
+            raise DataError(
+                "--src-file/--tgt-file name one corpus; to mix several, give each as a "
+                "source<TAB>target file with --corpus (e.g. `paste src.txt tgt.txt > a.tsv`)"
+            )
+        check_corpora(self.mix())
 
     def check_sizes(self) -> None:
         if min(self.valid_size, self.test_size) < 0:

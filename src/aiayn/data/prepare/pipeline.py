@@ -18,13 +18,15 @@ from typing import Any
 
 from tqdm import tqdm
 
+from aiayn.data.bt_tag import BT_TAG
 from aiayn.data.clean import CleanReport
 from aiayn.data.data_dir import DataMeta
 from aiayn.data.prepare.binarize import binarize
 from aiayn.data.prepare.bpe import default_vocab_size
 from aiayn.data.prepare.corpus import Corpus, open_corpus
+from aiayn.data.prepare.mixing import CorpusSpec, corpus_names
 from aiayn.data.prepare.options import PrepareOptions
-from aiayn.data.prepare.report import write_report
+from aiayn.data.prepare.report import add_report, mix_report, write_report
 from aiayn.data.prepare.skeleton import (
     StageClock,
     build_aside,
@@ -34,13 +36,14 @@ from aiayn.data.prepare.skeleton import (
 )
 from aiayn.data.prepare.splits import (
     HELD_OUT,
+    CorpusShare,
     SplitWriter,
     read_given_splits,
     split_corpus,
     write_train,
 )
 from aiayn.data.sources import DataError
-from aiayn.layout import SIDES, SPLITS, DataFiles
+from aiayn.layout import SIDES, DataFiles
 
 __all__ = ["PrepareOptions", "build", "prepare"]
 
@@ -59,12 +62,28 @@ def prepare(opts: PrepareOptions) -> dict:
 
 @dataclass(frozen=True)
 class Splits:
-    """The corpus read, cleaned and split: what the later stages and the report need of it."""
+    """The corpora read, cleaned and split: what the later stages and the report need of them."""
 
-    corpus: Corpus
-    held_out: dict[str, SplitWriter]  # "valid", "test": their (closed) writers
+    corpora: list[Corpus]  # in the order given; the main one gives `valid` and `test`
+    shares: list[CorpusShare]  # each corpus's sets and counts
+    held_out: dict[str, SplitWriter]  # "valid", "test", "valid-NAME"...: their (closed) writers
     given: dict[str, CleanReport]  # the held-out splits given as files, and their cleaning
     sizes: dict[str, int]  # pairs per split, train first
+
+    @property
+    def main(self) -> Corpus:
+        """The corpus that gives `valid` and `test`."""
+        return next(c for c, s in zip(self.corpora, self.shares, strict=True) if s.name == "")
+
+    @property
+    def description(self) -> str:
+        """The corpus, or each of a mix with its weight."""
+        if len(self.corpora) == 1 and self.shares[0].spec == CorpusSpec(self.shares[0].spec.path):
+            return self.corpora[0].description
+        return "; ".join(
+            f"{c.description} x{s.spec.weight:g}" + (", synthetic" if s.spec.synthetic else "")
+            for c, s in zip(self.corpora, self.shares, strict=True)
+        )
 
 
 def build(opts: PrepareOptions) -> dict:
@@ -79,6 +98,7 @@ def build(opts: PrepareOptions) -> dict:
         opts.vocab_size or default_vocab_size(splits.sizes["train"]),
         max_sentences=opts.bpe_sentences,
         exact=opts.vocab_size is not None,  # a default size may shrink to what the data has
+        user_symbols=bt_symbols(opts),
     )
     clock.done("learn BPE")
     tokens = binarize_splits(opts, files, splits.sizes, model_file, vocab_size)
@@ -95,28 +115,67 @@ def build(opts: PrepareOptions) -> dict:
     return result
 
 
+def bt_symbols(opts: PrepareOptions) -> tuple[str, ...]:
+    """The <BT> tag, one piece, where a synthetic corpus's sources carry it."""
+    return (BT_TAG,) if opts.bt_tag and any(s.synthetic for s in opts.mix()) else ()
+
+
 def read_and_split(opts: PrepareOptions, report: CleanReport) -> Splits:
-    """Read + clean (streamed) and split without leakage: the held-out splits first, then
-    train (from candidates kept aside in `.work`, which is removed after)."""
+    """Read + clean (streamed) and split without leakage, a corpus at a time: the held-out
+    splits first, then train (from candidates kept aside in `.work`, removed after).
+    `report` gets the cleaning of every corpus together."""
     out = Path(opts.out)
     work = out / ".work"
     work.mkdir(exist_ok=True)
     held_out: set[int] = set()
     with ExitStack() as stack:
-        corpus = open_corpus(opts, report)
-        writers = {s: SplitWriter(out, s, corpus.n_refs, stack) for s in HELD_OUT}
+        shares = [CorpusShare(spec, i, name, {}) for i, (spec, name) in enumerate(named(opts))]
+        corpora = [open_corpus(opts, s.spec.path, s.clean) for s in shares]
+        writers = held_out_writers(opts, shares, corpora, stack)
         given = read_given_splits(opts, writers, held_out)
         with open(work / "train.candidates.tsv", "w", encoding="utf-8") as candidates:
-            split_corpus(opts, corpus, report, writers, held_out, candidates)
+            for share, corpus in zip(shares, corpora, strict=True):
+                split_corpus(opts, share, corpus, held_out, candidates)
         train = SplitWriter(out, "train", 1, stack)
-        write_train(work / "train.candidates.tsv", held_out, report, train)
-        report.kept = train.count + sum(w.count for s, w in writers.items() if s not in given)
+        write_train(opts, work / "train.candidates.tsv", held_out, shares, train)
+    for share in shares:
+        share.clean.kept = share.kept + sum(share.held_out_sizes().values())
+        add_report(report, share.clean)
     sizes = {"train": train.count, **{s: w.count for s, w in writers.items()}}
     for split, n in sizes.items():
         if n == 0:
             raise DataError(f"the {split} split is empty; check the corpus and the split sizes")
     shutil.rmtree(work)
-    return Splits(corpus, writers, given, sizes)
+    return Splits(corpora, shares, writers, given, sizes)
+
+
+def named(opts: PrepareOptions) -> list[tuple[CorpusSpec, str]]:
+    """Each corpus and the name its held-out sets get: "" for the main one (the first that is
+    not synthetic), whose sets are `valid` and `test`."""
+    mix = opts.mix()
+    main = next(i for i, spec in enumerate(mix) if not spec.synthetic)
+    return [
+        (s, "" if i == main else n)
+        for i, (s, n) in enumerate(zip(mix, corpus_names(mix), strict=True))
+    ]
+
+
+def held_out_writers(
+    opts: PrepareOptions, shares: list[CorpusShare], corpora: list[Corpus], stack: ExitStack
+) -> dict[str, SplitWriter]:
+    """The held-out sets' writers, the main corpus's first (`valid`, `test`: also where given
+    files go), then each other real corpus's (`valid-NAME`...); a synthetic corpus has none."""
+    writers: dict[str, SplitWriter] = {}
+    given = {"valid": opts.valid_files, "test": opts.test_files}
+    pairs = sorted(zip(shares, corpora, strict=True), key=lambda sc: sc[0].name != "")
+    for share, corpus in pairs:  # the main corpus first: `valid`, `test` lead the splits
+        for split in HELD_OUT:
+            main = share.name == ""
+            if main or not (share.spec.synthetic or given[split]):
+                name = DataFiles.held_out(split, share.name)
+                writers[name] = SplitWriter(Path(opts.out), name, corpus.n_refs, stack)
+            share.holds[split] = None if given[split] or share.spec.synthetic else writers[name]
+    return writers
 
 
 def binarize_splits(
@@ -124,7 +183,7 @@ def binarize_splits(
 ) -> dict[str, dict[str, int]]:
     """Every split's token ids, encoded in worker processes; returns the tokens per split and
     side."""
-    jobs = [(split, side) for split in SPLITS for side in SIDES]
+    jobs = [(split, side) for split in sizes for side in SIDES]
     with tqdm(
         total=2 * sum(sizes.values()),
         desc="binarize",
@@ -139,7 +198,7 @@ def binarize_splits(
             opts.workers,
             bar,
         )
-    tokens: dict[str, dict[str, int]] = {split: {} for split in SPLITS}
+    tokens: dict[str, dict[str, int]] = {split: {} for split in sizes}
     for (split, side), n_tokens in zip(jobs, counts, strict=True):
         tokens[split][side] = n_tokens
     return tokens
@@ -152,20 +211,21 @@ def write_meta(opts: PrepareOptions, splits: Splits, vocab_size: int) -> None:
         tgt_lang=opts.tgt_lang,
         vocab_size=vocab_size,
         sizes=splits.sizes,
-        n_refs={s: splits.corpus.n_refs if s not in splits.given else 1 for s in HELD_OUT},
-        corpus=splits.corpus.description,
+        n_refs={s: w.n_refs if s not in splits.given else 1 for s, w in splits.held_out.items()},
+        corpus=splits.description,
     ).save(Path(opts.out))
 
 
 def corpus_report(opts: PrepareOptions, splits: Splits, report: CleanReport) -> dict[str, Any]:
     """The report's first entries: the corpus, its cleaning, the given sets, the split."""
     return {
-        "corpus": splits.corpus.description,
+        "corpus": splits.description,
         "cleaning": report.to_dict(),
+        "corpora": mix_report(splits.shares, splits.corpora),
         "given": {s: r.to_dict() for s, r in splits.given.items()},
         "split": {
             "seed": opts.seed,
-            "unit": splits.corpus.grouped or "source sentence",
+            "unit": splits.main.grouped or "source sentence",
             "sizes": splits.sizes,
             "held_out_groups": {s: list(w.groups) for s, w in splits.held_out.items() if w.groups},
         },

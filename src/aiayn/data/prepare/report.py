@@ -4,8 +4,11 @@ written (`report.txt`), and the same as JSON (`report.json`)."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
-from aiayn.data.clean import CleanReport
+from aiayn.data.clean import MAX_EXAMPLES, CleanReport
+from aiayn.data.prepare.corpus import Corpus
+from aiayn.data.prepare.splits import CorpusShare
 from aiayn.layout import DataFiles
 
 
@@ -20,7 +23,7 @@ def write_report(
 
 def render_report(result: dict, report: CleanReport, given: dict[str, CleanReport]) -> list[str]:
     """The human-readable report: what was read, dropped, split, learned and written."""
-    lines = [f"corpus: {result['corpus']}", *report.lines()]
+    lines = [f"corpus: {result['corpus']}", *report.lines(), *mix_lines(result["corpora"])]
     for split, r in given.items():
         lines += [f"{split} files given:", *("  " + line for line in r.lines())]
     split = result["split"]
@@ -61,3 +64,44 @@ def tokens_and_time(result: dict) -> list[str]:
     )
     stages = ", ".join(f"{k} {v} s" for k, v in result["stage_seconds"].items())
     return [f"tokens: {tokens}", f"time: {result['seconds']} s ({stages})"]
+
+
+def add_report(total: CleanReport, part: CleanReport) -> None:
+    """`part`'s counts (one corpus of a mix) added to `total`'s (every corpus together)."""
+    total.read += part.read
+    total.kept += part.kept
+    total.dropped.update(part.dropped)
+    total.notes.update(part.notes)
+    for reason, places in part.examples.items():
+        found = total.examples.setdefault(reason, [])
+        found += places[: MAX_EXAMPLES - len(found)]
+
+
+def mix_report(shares: list[CorpusShare], corpora: list[Corpus]) -> list[dict[str, Any]]:
+    """The report's "corpora": per corpus what was read, kept, held out and trained on."""
+    return [
+        {
+            "corpus": corpus.description,
+            "weight": share.spec.weight,
+            "synthetic": share.spec.synthetic,
+            "read": share.clean.read,
+            "kept": share.clean.kept,
+            "train_pairs": share.train,  # repeats by weight included
+            "held_out": share.held_out_sizes(),
+        }
+        for share, corpus in zip(shares, corpora, strict=True)
+    ]
+
+
+def mix_lines(corpora: list[dict[str, Any]]) -> list[str]:
+    """A line per corpus where several are mixed (or one is weighted or synthetic)."""
+    if len(corpora) == 1 and corpora[0]["weight"] == 1 and not corpora[0]["synthetic"]:
+        return []
+    lines = ["corpora (pairs read / kept / training pairs per epoch, weight):"]
+    for c in corpora:
+        held = ", ".join(f"{s} {n:,}" for s, n in c["held_out"].items()) or "none held out"
+        lines.append(
+            f"  {c['corpus']}: {c['read']:,} / {c['kept']:,} / {c['train_pairs']:,}, "
+            f"x{c['weight']:g}{', synthetic' if c['synthetic'] else ''}; {held}"
+        )
+    return lines

@@ -1,18 +1,22 @@
-"""Splitting a corpus without leakage: held-out pairs chosen by a seeded hash of their group (a
-Bible chapter, else the source sentence), or whole groups chosen up front to a size; given
-validation/test files kept whole; training pairs whose source is held out dropped."""
+"""Splitting corpora without leakage: held-out pairs chosen by a seeded hash of their group (a
+Bible chapter, else the source sentence), or whole groups chosen up front to a size, a set per
+corpus; given validation/test files kept whole; training pairs whose source is held out in any
+set dropped, the rest written as often as their corpus's weight says."""
 
 from __future__ import annotations
 
 import hashlib
 import sys
 from contextlib import ExitStack
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tqdm import tqdm
 
+from aiayn.data.bt_tag import bt_tagged
 from aiayn.data.clean import HELD_OUT_SOURCE, CleanOptions, CleanReport, PairFilter, source_key
 from aiayn.data.prepare.corpus import FILTER_BATCH, Corpus, batched, check_encoding, read_given
+from aiayn.data.prepare.mixing import CorpusSpec, copies
 from aiayn.data.prepare.options import PrepareOptions
 from aiayn.data.sources import DataError, Pair
 from aiayn.layout import SIDES, DataFiles
@@ -42,6 +46,23 @@ class SplitWriter:
         self.count += 1
         if pair.group:
             self.groups[pair.group] = None
+
+
+@dataclass
+class CorpusShare:
+    """One corpus of a mix as it is split: its writers and its counts, for the report."""
+
+    spec: CorpusSpec
+    index: int  # in the order the corpora were given
+    name: str  # in its held-out sets' names (valid-NAME)
+    holds: dict[str, SplitWriter | None]  # "valid", "test": where it holds pairs out, if it does
+    clean: CleanReport = field(default_factory=CleanReport)
+    kept: int = 0  # distinct training pairs
+    train: int = 0  # training pairs written, repeats by weight included
+
+    def held_out_sizes(self) -> dict[str, int]:
+        """Its held-out sets, by split name, and their sizes."""
+        return {w.split: w.count for w in self.holds.values() if w is not None}
 
 
 def assign_split(group: str, seed: int, p_valid: float, p_test: float) -> str:
@@ -83,27 +104,30 @@ def read_given_splits(opts: PrepareOptions, writers: dict, held_out: set[int]) -
     return reports
 
 
-def split_corpus(opts, corpus: Corpus, report, writers, held_out: set[int], candidates) -> None:
-    """Clean the main corpus a batch at a time; held-out pairs go to their writers, training
-    candidates to a file (filtered once every held-out source is known)."""
+def split_corpus(
+    opts: PrepareOptions, share: CorpusShare, corpus: Corpus, held_out: set[int], candidates
+) -> None:
+    """Clean one corpus a batch at a time; held-out pairs go to its writers (none for a
+    synthetic corpus, or a split given as files), training candidates to a file with the
+    corpus's index (filtered once every held-out source is known)."""
     given = set(held_out)
-    p_valid = 0.0 if opts.valid_files else opts.valid_size / max(corpus.size, 1)
-    p_test = 0.0 if opts.test_files else opts.test_size / max(corpus.size, 1)
+    report, holds = share.clean, share.holds
+    sizes = {
+        s: (opts.valid_size if s == "valid" else opts.test_size) if holds[s] else 0
+        for s in HELD_OUT
+    }
+    p_valid, p_test = (sizes[s] / max(corpus.size, 1) for s in HELD_OUT)
     if corpus.size == 0:
         raise DataError(f"{corpus.description}: the corpus is empty")
     if p_valid + p_test > 0.5:
         raise DataError(
-            f"the corpus has about {corpus.size:,} pairs: --valid-size {opts.valid_size} and "
-            f"--test-size {opts.test_size} would leave too little for training"
+            f"{corpus.description}: the corpus has about {corpus.size:,} pairs: --valid-size "
+            f"{opts.valid_size} and --test-size {opts.test_size} would leave too little for "
+            "training"
         )
     chosen = None
     if corpus.group_sizes is not None:  # whole groups (Bible chapters), chosen up front
-        chosen = choose_groups(
-            corpus.group_sizes,
-            opts.seed,
-            0 if opts.valid_files else opts.valid_size,
-            0 if opts.test_files else opts.test_size,
-        )
+        chosen = choose_groups(corpus.group_sizes, opts.seed, sizes["valid"], sizes["test"])
     keep = PairFilter(opts.clean, report)
     pairs = tqdm(
         corpus.pairs,
@@ -121,21 +145,31 @@ def split_corpus(opts, corpus: Corpus, report, writers, held_out: set[int], cand
             else:  # grouped by source sentence, so repeats of a source stay together
                 split = assign_split(str(key), opts.seed, p_valid, p_test)
             if split == "train":
-                candidates.write(f"{pair.src}\t{pair.tgt}\t{pair.where}\n")
-            elif key in given:  # already in a validation/test file the user gave
+                candidates.write(f"{pair.src}\t{pair.tgt}\t{pair.where}\t{share.index}\n")
+            elif key in given:  # already held out: in a given file, or an earlier corpus's set
                 report.drop(HELD_OUT_SOURCE, pair.where)
             else:
-                writers[split].write(pair)
+                holds[split].write(pair)
                 held_out.add(key)
     check_encoding(report, corpus.description)
 
 
-def write_train(candidates: Path, held_out: set[int], report: CleanReport, train) -> None:
-    """Training pairs, less any whose source sentence is held out (no leakage)."""
+def write_train(
+    opts: PrepareOptions, candidates: Path, held_out: set[int], shares: list[CorpusShare], train
+) -> None:
+    """Training pairs, less any whose source sentence is held out (no leakage), each written
+    as often as its corpus's weight says; a synthetic corpus's sources tagged <BT>."""
     with open(candidates, encoding="utf-8") as f:
         for line in f:
-            src, tgt, where = line.rstrip("\n").split("\t")
+            src, tgt, where, index = line.rstrip("\n").split("\t")
+            share = shares[int(index)]
             if source_key(src) in held_out:
-                report.drop(HELD_OUT_SOURCE, where)
-            else:
-                train.write(Pair(src, tgt, where))
+                share.clean.drop(HELD_OUT_SOURCE, where)
+                continue
+            share.kept += 1
+            spec = share.spec
+            n = copies(spec.weight, opts.seed, share.index, src, tgt)
+            pair = Pair(bt_tagged(src) if spec.synthetic and opts.bt_tag else src, tgt, where)
+            for _ in range(n):
+                train.write(pair)
+            share.train += n
