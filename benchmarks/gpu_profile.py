@@ -97,7 +97,7 @@ def profile_step(a: argparse.Namespace) -> dict:
     for name, per_batch in (("one read per update", False), ("reads per batch", True)):
         trainer = make_trainer(a, f"profile-{per_batch}", cfg, 300 if a.tiny else 25_000, per_batch)
         stream = (batch for batch, _ in trainer.batches())
-        for _ in range(2):  # warm up: kernels chosen, memory cached
+        for _ in range(1 if a.tiny else 2):  # warm up: kernels chosen, memory cached
             trainer.update([next(stream)], StopFlags())
         updates = [next(stream) for _ in range(n)]
         activities = [ProfilerActivity.CPU] + [ProfilerActivity.CUDA] * (device.type == "cuda")
