@@ -4,7 +4,11 @@
     python benchmarks/gpu_report.py --device cpu --tiny  # every step on tiny shapes, < 1 min
 
 Steps (benchmarks/gpu_steps.py), each in its own child process with its own time limit, so
-that a failure or a hang is reported and the others still run:
+that a failure or a hang is reported and the others still run; the new ones first:
+- profile (gpu_profile.py): torch.profiler over a few `base` bf16 updates of aiayn's Trainer:
+  kernel launches, top kernels, matrix products' share, host syncs, idle fraction per update;
+- multilingual (gpu_multilingual.py): a model of 8 languages trained for minutes, chrF, BLEU,
+  off-target rate and distinct outputs per direction;
 1. tests: the fp16 tests, then the CUDA test suite (AIAYN_TEST_DEVICE) - model, nn, decoding,
    training - whose tests run fp32 and bf16 autocast; not those marked `cpu` (gloo processes);
 2. matmul: the card's measured bf16 and fp16 matrix-product rate (the peak for MFU);
@@ -36,9 +40,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-STEPS = ("tests", "matmul", "train_speed", "fp16", "decode", "train_run")
-LIMITS = {"tests": 480, "matmul": 60, "train_speed": 480, "fp16": 120, "decode": 300}
-LIMITS["train_run"] = 480  # seconds each on a GPU; --tiny gives every step 120
+STEPS = ("profile", "matmul", "train_speed", "decode", "multilingual", "fp16", "train_run", "tests")
+# seconds each on a GPU (--tiny: 120, the multilingual step 240). A 15-minute loan, start-up
+# included, holds `--budget 530 --steps profile train_speed decode multilingual` (docs/gpu.md).
+LIMITS = {"profile": 90, "matmul": 60, "train_speed": 240, "decode": 150, "multilingual": 240}
+LIMITS |= {"fp16": 120, "train_run": 480, "tests": 480}
 SHORTEST = 30  # seconds: under --budget, a step that would get less is skipped, not started
 
 
@@ -100,7 +106,7 @@ def prepared(data: Path, tiny: bool, work: Path) -> Path:
 
 def step_limit(step: str, a: argparse.Namespace, left: float | None) -> int:
     """Seconds the step may run: its own limit, cut to what is left of --budget."""
-    limit = 120 if a.tiny else LIMITS[step]
+    limit = (240 if step == "multilingual" else 120) if a.tiny else LIMITS[step]
     return limit if left is None else int(min(limit, left))
 
 
@@ -113,6 +119,7 @@ def run_step(step: str, a: argparse.Namespace, data: Path, limit: int) -> dict:
     out.unlink(missing_ok=True)
     cmd = [sys.executable, str(ROOT / "benchmarks" / "gpu_steps.py"), step, "--device", a.device]
     cmd += ["--data", str(data), "--work", str(a.out / "work"), "--json", str(out)]
+    cmd += ["--multi", str(a.multi)]
     cmd += ["--repeats", "2" if a.tiny else "5"] + (["--tiny"] if a.tiny else [])
     started = time.monotonic()
     child = subprocess.Popen(
@@ -175,9 +182,19 @@ def main() -> int:
     parser.add_argument("--device", default="cuda", help="cuda (default), cuda:1, ... or cpu")
     parser.add_argument("--tiny", action="store_true", help="tiny shapes: checks the command")
     parser.add_argument("--data", type=Path, default=ROOT / "data" / "en-de")
+    parser.add_argument(
+        "--multi",
+        type=Path,
+        default=ROOT / "data" / "multi8",
+        help="the multilingual step's prepared directory (--tiny: a synthetic one is made)",
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "gpu-report")
     parser.add_argument(
-        "--steps", nargs="+", choices=STEPS, default=list(STEPS), help="which, in this order"
+        "--steps",
+        nargs="+",
+        type=lambda x: x.split(","),
+        default=[list(STEPS)],
+        help=f"which, in this order (spaces or commas): {', '.join(STEPS)}",
     )
     parser.add_argument(
         "--budget",
@@ -186,6 +203,10 @@ def main() -> int:
         f"what is left; a step with under {SHORTEST} s left is skipped",
     )
     a = parser.parse_args()
+    a.steps = [step for group in a.steps for step in group if step]
+    unknown = [step for step in a.steps if step not in STEPS]
+    if unknown:
+        parser.error(f"--steps {','.join(unknown)}: unknown; choose among {', '.join(STEPS)}")
     from aiayn.devices import usable_device
 
     try:

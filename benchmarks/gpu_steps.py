@@ -26,6 +26,9 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the repository root: harness/
 
+from gpu_multilingual import multilingual  # noqa: E402  (benchmarks/, this file's folder)
+from gpu_profile import profile_step  # noqa: E402
+
 
 def sync(device: torch.device) -> None:
     if device.type == "cuda":
@@ -228,6 +231,7 @@ def train_speed(a: argparse.Namespace) -> dict:
         out[name] = measure_training(
             systems, data, cfg, device, peak, a.repeats, partial(a, out, name, peak)
         )
+    out["trainer"] = trainer_speed(a, device, peak, out)
     if not a.tiny:  # the big model, aiayn alone
         cfg = preset("big", vocab_size=37_000, dropout=0.3)
         data = batches(a, cfg, 25_000, 8, device)
@@ -241,6 +245,24 @@ def train_speed(a: argparse.Namespace) -> dict:
             partial(a, out, "big", peak),
         )
     return {"peak_bf16_tflops": round(peak / 1e12, 3), "presets": out}
+
+
+def trainer_speed(a: argparse.Namespace, device: torch.device, peak: float, out: dict) -> dict:
+    """aiayn's own Trainer (`aiayn train`'s update: bf16, the losses read once per update)
+    against the same Trainer reading each batch's losses and the gradient norm at once (as
+    it did before), on the prepared corpus's vocabulary, interleaved, medians."""
+    from gpu_profile import base_config, make_trainer, trainer_step
+
+    cfg = base_config(a)
+    max_tokens, n = (300, 3) if a.tiny else (25_000, 8)
+    systems = {
+        f"Trainer {name}": trainer_step(make_trainer(a, f"speed-{on}", cfg, max_tokens, on))
+        for name, on in (("one read per update", False), ("reads per batch", True))
+    }
+    data = batches(a, cfg, max_tokens, n, device)
+    return measure_training(
+        systems, data, cfg, device, peak, a.repeats, partial(a, out, "trainer", peak)
+    )
 
 
 def partial(a: argparse.Namespace, out: dict, name: str, peak: float) -> Callable[[dict], None]:
@@ -379,7 +401,37 @@ def decode(a: argparse.Namespace) -> dict:
         rate = rates(hf, device, a.repeats)
         tokens = int((hf_found[0][:, 1:] != cfg.pad_id).sum())
         out[f"HF generate fp32 batch {batch}"] = round(tokens * rate)
-    return {"target_tokens_per_s": out}
+    return {"target_tokens_per_s": out, "cuda_graphs": graphed_beam(a, ours, search, device)}
+
+
+def graphed_beam(a: argparse.Namespace, ours, search, device: torch.device) -> dict:
+    """Batch-1 beam 4, eager against CUDA graphs (decode/cuda_graphs.py) on the same fp32
+    weights and sources: target tokens/s, their ratio and whether the outputs are equal. On
+    the CPU the static-buffer step runs uncaptured (checks the plumbing)."""
+    from aiayn.decode.beam import beam_search
+    from aiayn.decode.cuda_graphs import GraphedModel
+
+    model = copy.deepcopy(ours).to(device).eval()
+    graphed = GraphedModel(model, capture=device.type == "cuda")
+    g = torch.Generator(device="cpu").manual_seed(1)
+    sources = []
+    for n in (12, 20, 27) if not a.tiny else (5, 9):
+        src = torch.randint(4, model.cfg.vocab_size, (1, n + 1), generator=g)
+        src[0, n] = model.cfg.eos_id
+        sources.append(src.to(device))
+    found: dict[str, list] = {"eager": [], "CUDA graphs": []}
+    out: dict = {}
+    for name, decoder in (("eager", model), ("CUDA graphs", graphed)):
+
+        def once(decoder=decoder, kept=found[name]) -> None:
+            kept[:] = [beam_search(decoder, src, search)[0][0].tokens for src in sources]
+
+        rate = rates(once, device, a.repeats)
+        out[f"{name} tokens_per_s"] = round(sum(len(t) + 1 for t in found[name]) * rate)
+    out["speedup"] = round(out["CUDA graphs tokens_per_s"] / out["eager tokens_per_s"], 2)
+    out["outputs_equal"] = found["eager"] == found["CUDA graphs"]
+    out["captured"] = graphed.capture
+    return out
 
 
 def rates(fn: Callable[[], object], device: torch.device, repeats: int) -> float:
@@ -425,6 +477,8 @@ def train_run(a: argparse.Namespace) -> dict:
 
 
 STEPS = {f.__name__: f for f in (tests, matmul, train_speed, fp16, decode, train_run)}
+STEPS["profile"] = profile_step
+STEPS["multilingual"] = multilingual
 
 
 def main() -> None:
@@ -433,6 +487,7 @@ def main() -> None:
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--tiny", action="store_true")
     parser.add_argument("--data", type=Path, required=True)
+    parser.add_argument("--multi", type=Path, help="the multilingual step's data directory")
     parser.add_argument("--work", type=Path, required=True)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--json", type=Path, required=True)

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-STEPS = ["tests", "matmul", "train_speed", "fp16", "decode", "train_run"]
+STEPS = ["profile", "matmul", "train_speed", "decode", "multilingual", "fp16", "train_run"]
+STEPS += ["tests"]
 
 
 @pytest.mark.slow
@@ -37,6 +38,20 @@ def test_every_step_of_the_gpu_report_runs_on_tiny_shapes(tmp_path):
         "HF Marian",
     }
     assert all(s["tokens_per_s"] > 0 and s["mfu"] > 0 for s in speeds.values())
+    trainer = steps["train_speed"]["presets"]["trainer"]
+    assert set(trainer) == {"Trainer one read per update", "Trainer reads per batch"}
+    profiled = steps["profile"]
+    now, before = profiled["one read per update"], profiled["reads per batch"]
+    assert now["launches_per_update"] > 0 and now["top"] and 0 <= now["idle_fraction"] <= 1
+    assert sum(now["shares"].values()) == pytest.approx(1, abs=0.01)
+    reads = "aten::_local_scalar_dense"
+    assert now["syncs_per_update"][reads] < before["syncs_per_update"][reads]
+    graphs = steps["decode"]["cuda_graphs"]
+    assert graphs["outputs_equal"] and graphs["eager tokens_per_s"] > 0
+    assert not graphs["captured"]  # the CPU runs the static-buffer step uncaptured
+    multi = steps["multilingual"]
+    assert len(multi["langs"]) == 8 and len(multi["directions"]) == 14
+    assert all(0 <= d["distinct"] <= 1 and d["chrf"] >= 0 for d in multi["directions"].values())
     assert steps["fp16"]["ok"] and "lower --max-tokens" in steps["fp16"]["oom_message"]
     assert any(key.startswith("HF generate") for key in steps["decode"]["target_tokens_per_s"])
     assert steps["train_run"]["steps"] == 4 and steps["train_run"]["valid_bleu"]
@@ -61,7 +76,7 @@ def test_a_budget_too_short_for_a_step_skips_it_and_says_so(tmp_path):
     cmd = [sys.executable, "benchmarks/gpu_report.py", "--device", "cpu", "--tiny"]
     cmd += ["--out", str(tmp_path), "--data", str(tmp_path / "none")]
     done = subprocess.run(
-        [*cmd, "--steps", "matmul", "tests", "--budget", "10"],
+        [*cmd, "--steps", "matmul,tests", "--budget", "10"],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -1,5 +1,9 @@
 """What one update reports: its loss sums and stop flags, summed over processes in one all-reduce,
-and the running totals the train log line averages over."""
+and the running totals the train log line averages over.
+
+The sums stay on the device until the update has its gradient norm, and are then read once
+(`UpdateSums`): a GPU runs ahead of the host instead of waiting for every batch's loss.
+"""
 
 from __future__ import annotations
 
@@ -46,6 +50,49 @@ class StepStats:
         """Back from `to_tensor`'s layout; a flag summed over processes is set if any set it."""
         loss_sum, nll_sum, tokens, non_finite, *flags = summed.tolist()
         return cls(loss_sum, nll_sum, tokens, int(non_finite), StopFlags(*map(bool, flags)))
+
+
+class UpdateSums:
+    """One process's summed losses over an update's batches, as device tensors (float64: the
+    sums the host used to make of each batch's float32 loss, bit for bit), read with the stop
+    flags and the gradient norm's check in one transfer (`read`).
+
+    sync_each_batch: read every batch's losses and the norm on the host at once, as the loop
+    did before; only benchmarks/gpu_steps.py sets it (AIAYN_SYNC_EACH_BATCH=1), to measure
+    what the single read buys."""
+
+    def __init__(self, sync_each_batch: bool = False) -> None:
+        self.sync_each_batch = sync_each_batch
+        self.loss: torch.Tensor | None = None  # () float64
+        self.nll: torch.Tensor | None = None
+
+    def add(self, loss: torch.Tensor, nll: torch.Tensor) -> None:
+        if self.sync_each_batch:
+            loss.item(), nll.item()
+        loss, nll = loss.detach().double(), nll.detach().double()
+        self.loss = loss if self.loss is None else self.loss + loss
+        self.nll = nll if self.nll is None else self.nll + nll
+
+    def local(self, tokens: float, flags: StopFlags) -> torch.Tensor:
+        """`StepStats.to_tensor` of this process (a non-finite loss counted), on the losses'
+        device and made without waiting for it: what the all-reduce sums."""
+        assert self.loss is not None and self.nll is not None, "no batch was added"
+        f = flags
+        host = torch.tensor([tokens, f.signal, f.out_of_time, f.save_due], dtype=torch.float64)
+        host = host.to(self.loss.device, non_blocking=True)  # a copy, not a wait
+        bad = (~torch.isfinite(self.loss)).double().view(1)
+        sums = torch.stack([self.loss, self.nll])  # (2,)
+        return torch.cat([sums, host[:1], bad, host[1:]])  # (7,)
+
+    def read(self, summed: torch.Tensor, norm: torch.Tensor) -> tuple[StepStats, bool]:
+        """The update's statistics (`local`, summed over processes) and whether its gradient
+        norm (the same on every process) is not finite: one transfer, the update's one wait
+        for a GPU (under DDP the all-reduce has already waited)."""
+        if self.sync_each_batch:
+            bool(torch.isfinite(norm))
+        bad_norm = (~torch.isfinite(norm)).double().view(1)
+        values = torch.cat([summed.to(bad_norm.device), bad_norm]).cpu()
+        return StepStats.from_tensor(values[:7]), bool(values[7])
 
 
 @dataclass

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import sys
 import time
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from torch import Tensor
 from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
@@ -40,7 +42,7 @@ from aiayn.train.precision import precision_context
 from aiayn.train.recovery import last_good
 from aiayn.train.run_dir import RunDir
 from aiayn.train.schedule import adam, scheduled_rate
-from aiayn.train.step_stats import RunningTotals, StepStats, StopFlags
+from aiayn.train.step_stats import RunningTotals, StepStats, StopFlags, UpdateSums
 from aiayn.train.stop_signals import StopSignals
 from aiayn.train.update_passes import grouped, update_passes
 from aiayn.train.validate import Validation, validate
@@ -105,6 +107,8 @@ class Trainer:
         # Bounded memory on batches of changing shapes (see host_memory): the CPU's tensors live
         # in the C heap; a GPU's do not, so there is nothing there worth a trim per update.
         self._release_heap = heap_trimmer(train_cfg.trim_heap and dist.device.type == "cpu")
+        # the per-batch host reads of before, for the benchmark's before/after only (UpdateSums)
+        self._sync_each_batch = os.environ.get("AIAYN_SYNC_EACH_BATCH") == "1"
         if train_cfg.precision == "fp16" and dist.device.type != "cuda":
             raise TrainingError("precision=fp16 needs a CUDA GPU; on a CPU use bf16 (or fp32)")
 
@@ -219,22 +223,18 @@ class Trainer:
         lr = scheduled_rate(self.state.step + 1, self.model.cfg.d_model, cfg)
         for param_group in self.optimizer.param_groups:
             param_group["lr"] = lr
-        loss_sum = nll_sum = 0.0
+        sums = UpdateSums(self._sync_each_batch)  # on the device until read, once
         for i, batch in enumerate(batches):
             last = i == len(batches) - 1  # DDP all-reduces the gradients after the last only
             with contextlib.nullcontext() if last or self.ddp is None else self.ddp.no_sync():
-                loss, nll = self._forward_backward(batch, total_tokens, device)
-            loss_sum, nll_sum = loss_sum + loss, nll_sum + nll
-        # This process's part (its tokens too); one all-reduce makes it the whole update's.
-        local = StepStats(loss_sum, nll_sum, local_tokens, int(not math.isfinite(loss_sum)), flags)
-        stats = StepStats.from_tensor(self.dist.all_reduce(local.to_tensor()))
-        if stats.non_finite:
-            return self._skip_update(stats)
+                sums.add(*self._forward_backward(batch, total_tokens, device))
         self.scaler.unscale_(self.optimizer)
         # The gradient norm (the same on every process after DDP's all-reduce): clipped if asked,
         # and checked, since a finite loss can still give non-finite gradients.
         norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.clip_norm or math.inf)
-        if not torch.isfinite(norm) and cfg.precision != "fp16":  # fp16: the scaler skips it
+        # This process's part (its tokens too); one all-reduce makes it the whole update's.
+        stats, bad_norm = sums.read(self.dist.all_reduce(sums.local(local_tokens, flags)), norm)
+        if stats.non_finite or (bad_norm and cfg.precision != "fp16"):  # fp16: the scaler skips
             return self._skip_update(stats)
         self.scaler.step(self.optimizer)
         self.scaler.update()
@@ -245,7 +245,8 @@ class Trainer:
         self.state.tokens_seen += int(total_tokens)
         return stats
 
-    def _forward_backward(self, batch: Batch, total_tokens: float, device) -> tuple[float, float]:
+    def _forward_backward(self, batch: Batch, total_tokens: float, device) -> tuple[Tensor, Tensor]:
+        """One batch's forward and backward; its summed loss and nll, left on the device."""
         src, tgt_in, tgt_out = (t.to(device) for t in (batch.src, batch.tgt_in, batch.tgt_out))
         try:
             real = tgt_out != self.model.cfg.pad_id  # (B, T)
@@ -274,7 +275,7 @@ class Trainer:
                 f"{tuple(tgt_in.shape)} target tokens; lower --max-tokens (now "
                 f"{self.cfg.max_tokens}) and raise --update-freq to keep the update size"
             ) from None
-        return loss.item(), nll.item()
+        return loss.detach(), nll
 
     def _skip_update(self, stats: StepStats) -> StepStats:
         """A non-finite loss (or gradient): no step is taken and the stats keep their flags but
