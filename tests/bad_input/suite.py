@@ -20,6 +20,7 @@ from tests.bad_input import (
     readers,
     renamed,
     server,
+    shortlist,
     subword,
 )
 from tests.bad_input.kit import Case, Fixtures, Outcome, make_fixtures
@@ -40,6 +41,7 @@ CASES: list[Case] = [
     *protect.CASES,
     *subword.CASES,
     *finetune.CASES,
+    *shortlist.CASES,
 ]
 
 

@@ -87,9 +87,7 @@ def test_beam_search_over_a_shortlist_of_every_piece_is_the_full_search(model_di
     )
 
 
-def test_a_piece_left_out_never_appears_and_no_shortlist_brings_it_back(
-    model_dir, lines, tmp_path
-):
+def test_a_piece_left_out_never_appears_and_no_shortlist_brings_it_back(model_dir, lines, tmp_path):
     full = open_translator(model_dir)
     V = full.model.cfg.vocab_size
     for cfg in (GREEDY, BEAM):

@@ -38,7 +38,9 @@ class Lexicon:
 
     def shortlist(self, k: int, frequent: int) -> Shortlist:
         """The top-k candidates per source piece and the `frequent` most frequent pieces."""
-        origin = f"eflomal links of the training pairs: top {k} per source piece, {frequent} frequent"
+        origin = (
+            f"eflomal links of the training pairs: top {k} per source piece, {frequent} frequent"
+        )
         return Shortlist(self.table[:, :k].clone(), self.by_frequency[:frequent].clone(), origin)
 
 
