@@ -63,7 +63,8 @@ def test_a_shortlist_holding_the_greedy_choices_decodes_as_the_full_search(
     model_dir, lines, tmp_path
 ):
     full = open_translator(model_dir)
-    assert full.shortlist is None  # no file: the path it always took
+    assert full.shortlist is None  # no file: the path it always took, the same outputs
+    assert full.translate(lines, GREEDY) == translate_lines(*load_model(model_dir), lines, GREEDY)
     chosen = full_ids(full, lines, GREEDY)
     V = full.model.cfg.vocab_size
     pieces = {p for y in chosen for p in y}
