@@ -5,6 +5,7 @@ Three kinds of directory, each written by one part of the pipeline and read by t
 - a **model directory** (a checkpoint, an average, an import): `config.json` (the ModelConfig),
   `model.safetensors` (the weights) and `spm.model` (the tokenizer); `search.json`, the length
   setting chosen on validation for these weights, where one was (`aiayn tune`);
+  `shortlist.safetensors`, the lexical shortlist, where one was built (`aiayn shortlist`);
 - a **run directory** (`aiayn train --out RUN`, `aiayn vision train --out RUN`): `run.json`,
   `metrics.jsonl`, `spm.model` (text runs), and `checkpoints/` with `step_00001000/`... (model
   directories plus `state.json` and `optimizer.pt`), `best/` and `averaged/`;
@@ -31,6 +32,7 @@ CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
 TOKENIZER_FILE = "spm.model"
 SEARCH_FILE = "search.json"  # the length setting chosen on validation (evaluate/tuned.py)
+SHORTLIST_FILE = "shortlist.safetensors"  # candidate output pieces per source piece (decode/)
 
 # A run directory
 RUN_CONFIG = "run.json"

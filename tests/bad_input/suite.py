@@ -21,6 +21,7 @@ from tests.bad_input import (
     readers,
     renamed,
     server,
+    shortlist,
     subword,
 )
 from tests.bad_input.kit import Case, Fixtures, Outcome, make_fixtures
@@ -42,6 +43,7 @@ CASES: list[Case] = [
     *subword.CASES,
     *finetune.CASES,
     *mixing.CASES,
+    *shortlist.CASES,
 ]
 
 

@@ -65,6 +65,7 @@ class DecodeConfig(FrozenConfig):
     too_long: TooLongPolicy = "split"  # ...and a longer one: split | truncate | skip | error
     max_output_tokens: int = 0  # a cap on a * S + b (eos included); 0 = none (the server's budget)
     deadline: float = 0.0  # time.monotonic() past which a search stops (OverBudgetError); 0 = none
+    shortlist: bool = True  # decode over the model's lexical shortlist, where it has one
 
     def __post_init__(self) -> None:
         for value, allowed, what in (

@@ -115,12 +115,15 @@ class StepCache:
 class DecoderStep(nn.Module):
     """One decoder step on a fixed cache, the function that is compiled: (B, 1) tokens at
     position P -> (B, 1, V) float32 log-probabilities (normalized logits: the same argmax and
-    the same samples), the keys/values written into the buffers in place."""
+    the same samples), the keys/values written into the buffers in place. With `states`, the
+    (B, 1, D) decoder states instead, for an output layer cut to a shortlist (decode.shortlisted).
+    """
 
-    def __init__(self, model: Transformer, group: int) -> None:
+    def __init__(self, model: Transformer, group: int, states: bool = False) -> None:
         super().__init__()
         self.model = model
         self.group = group
+        self.states = states
 
     def forward(
         self,
@@ -143,6 +146,10 @@ class DecoderStep(nn.Module):
             group=self.group,
             history=history,
         )
+        if self.states:
+            states = self.model.decode_states(tokens, cache=cache).states  # (B, 1, D)
+            assert states is not None
+            return states
         logits = self.model.decode(tokens, cache=cache).logits  # (B, 1, V)
         assert logits is not None  # projected
         return torch.log_softmax(logits.float(), dim=-1)  # fused with the output projection
@@ -189,7 +196,8 @@ class CompiledModel:
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self.compile = compile
         self.build_on_demand = True  # compile a beam size's step at its first use
-        self._steps: dict[int, Callable[..., Tensor]] = {}  # beam width -> compiled step
+        # (beam width, states) -> compiled step (`DecoderStep`)
+        self._steps: dict[tuple[int, bool], Callable[..., Tensor]] = {}
         self._digest: str | None = None  # of what shapes the compiled steps (`_path`)
         if compile and not hasattr(torch._inductor, "aoti_load_package"):
             raise ValueError(
@@ -230,13 +238,25 @@ class CompiledModel:
     def decode(self, tgt: Tensor, *, cache: StepCache) -> Decoded[StepCache]:
         """One step for each row: (B, 1) ids -> (B, 1, V) log-probabilities (`normalized`)
         and the advanced cache."""
+        self.check_step(tgt, cache)
+        step = self.step(cache.group)
+        logits = step(*step_inputs(cache, tgt.contiguous()))  # (B, 1, V)
+        return Decoded(logits=logits, cache=cache.written(), normalized=True)
+
+    def decode_states(self, tgt: Tensor, *, cache: StepCache) -> Decoded[StepCache]:
+        """`decode` without the output layer: (B, 1) ids -> (B, 1, D) decoder states and the
+        advanced cache (a shortlist's cut output layer projects them)."""
+        self.check_step(tgt, cache)
+        step = self.step(cache.group, states=True)
+        states = step(*step_inputs(cache, tgt.contiguous()))  # (B, 1, D)
+        return Decoded(logits=None, cache=cache.written(), states=states)
+
+    def check_step(self, tgt: Tensor, cache: StepCache) -> None:
+        """One token per row, within the cache's capacity."""
         if tgt.shape[1] != 1:
             raise ValueError(f"a compiled step decodes one token per row, not {tgt.shape[1]}")
         if cache.length >= cache.capacity:
             raise ValueError(f"the cache holds {cache.capacity} steps; decoding went past it")
-        step = self.step(cache.group)
-        logits = step(*step_inputs(cache, tgt.contiguous()))  # (B, 1, V)
-        return Decoded(logits=logits, cache=cache.written(), normalized=True)
 
     def warm_up(self, beams: Iterable[int]) -> None:
         """Compile (or load) the steps of these beam sizes now; any other size then runs
@@ -245,22 +265,24 @@ class CompiledModel:
             self.step(beam)
         self.build_on_demand = False
 
-    def step(self, group: int) -> Callable[..., Tensor]:
-        """The compiled step for `group` hypotheses per source: loaded, or compiled once.
-        With `build_on_demand` False (a server, once its usual beam sizes are built), a beam
-        size not built yet runs the same step eagerly rather than stall for a compile."""
-        if group not in self._steps:
-            step = DecoderStep(self.model, group)
+    def step(self, group: int, states: bool = False) -> Callable[..., Tensor]:
+        """The compiled step for `group` hypotheses per source (with `states`: the one that
+        returns decoder states): loaded, or compiled once. With `build_on_demand` False (a
+        server, once its usual beam sizes are built), a beam size not built yet runs the same
+        step eagerly rather than stall for a compile."""
+        if (group, states) not in self._steps:
+            step = DecoderStep(self.model, group, states)
             if not (self.compile and self.build_on_demand):
                 return step
-            self._steps[group] = compile_step(step, self._path(group))
-        return self._steps[group]
+            self._steps[group, states] = compile_step(step, self._path(group, states))
+        return self._steps[group, states]
 
-    def _path(self, group: int) -> Path:
+    def _path(self, group: int, states: bool = False) -> Path:
         """The compiled step's file: named by everything that shapes it (`step_digest`)."""
         if self._digest is None:
             self._digest = step_digest(self.model, self.precision)
-        return self.cache_dir / f"step-{self.precision}-beam{group}-{self._digest}.pt2"
+        kind = "states-" if states else ""
+        return self.cache_dir / f"step-{kind}{self.precision}-beam{group}-{self._digest}.pt2"
 
 
 if TYPE_CHECKING:  # the stand-ins, held to the searches' protocols by the type checker

@@ -22,12 +22,15 @@ from aiayn.decode.greedy import greedy_decode, greedy_hypotheses
 from aiayn.decode.precision import for_decoding
 from aiayn.decode.protocols import DecodingModel
 from aiayn.decode.sampling import Sampler
+from aiayn.decode.shortlisted import Shortlisting
 from aiayn.devices import usable_device
 from aiayn.model import Transformer
 
 Model = DecodingModel[Any]  # any model the searches drive: Transformer, CompiledModel, OnnxModel
 # (B, S) source batch, the input line number of each row -> the output ids of each row
 Decoder = Callable[[Model, Tensor, list[int]], list[list[int]]]
+# (B, S) source batch, the input line number of each row -> the model that decodes it
+Narrow = Callable[[Tensor, list[int]], Model]
 R = TypeVar("R")
 
 
@@ -85,12 +88,14 @@ def decode_lines(
     empty: R,
     cfg: DecodeConfig = DecodeConfig(),
     distinct: bool = False,
+    narrow: Narrow | None = None,
 ) -> list[R]:
     """`decode`'s result for each line, in input order: lines are tokenized, sorted by length
     and batched by source tokens; an empty line gets `empty` without running the model.
     `decode` is also told each row's line number (a sampler's random stream).
     distinct: a line met before is searched once and shares that result (for a search that
-    depends on nothing but the line: the batches are then the same however often lines repeat)."""
+    depends on nothing but the line: the batches are then the same however often lines repeat).
+    narrow: the model each batch is decoded with (its shortlist); None: `model` itself."""
     device = next(model.parameters()).device
     ids = limit_length(tokenizer.encode(lines), cfg.max_input_tokens, cfg.too_long)
     results: list[R] = [empty for _ in lines]
@@ -102,7 +107,8 @@ def decode_lines(
     for batch in length_batches([len(ids[i]) for i in todo], cfg.max_tokens):
         rows = [todo[j] for j in batch]
         src = source_batch([ids[i] for i in rows], model.cfg.eos_id, model.cfg.pad_id, device)
-        for i, result in zip(rows, decode(model, src, rows), strict=True):
+        batch_model = narrow(src, rows) if narrow else model
+        for i, result in zip(rows, decode(batch_model, src, rows), strict=True):
             results[i] = result
     if distinct:
         for i, x in enumerate(ids):
@@ -117,13 +123,30 @@ def translate_lines(
     lines: list[str],
     cfg: DecodeConfig = DecodeConfig(),
     controls: Controls | None = None,
+    shortlist: Shortlisting | None = None,
 ) -> list[str]:
     """Translations of `lines`, in their order, by the search `cfg` names (greedy, beam or
-    sampling); an empty line gives an empty line. controls: prefixes, glossary, suppression."""
+    sampling); an empty line gives an empty line. controls: prefixes, glossary, suppression.
+    shortlist: the model's lexical shortlist, used where `cfg.shortlist` says so."""
     steer = per_line(controls, tokenizer, lines, cfg)
     search = decoder(cfg, steer)
     once = steer is None and not cfg.sample  # nothing but the line decides its translation
-    return tokenizer.decode(decode_lines(model, tokenizer, lines, search, [], cfg, once))
+    narrow = narrower(shortlist, cfg, steer)
+    return tokenizer.decode(decode_lines(model, tokenizer, lines, search, [], cfg, once, narrow))
+
+
+def narrower(
+    shortlist: Shortlisting | None, cfg: DecodeConfig, steer: list[SentenceControls | None] | None
+) -> Narrow | None:
+    """Each batch's model over its shortlist (with its controls' pieces); None without one."""
+    if shortlist is None or not cfg.shortlist:
+        return None
+    found = shortlist
+
+    def narrow(src: Tensor, rows: list[int]) -> Model:
+        return found.for_batch(src, [steer[i] for i in rows] if steer else [])
+
+    return narrow
 
 
 def per_line(
@@ -164,9 +187,10 @@ def nbest_hypotheses(
     lines: list[str],
     cfg: DecodeConfig,
     controls: Controls | None = None,
+    shortlist: Shortlisting | None = None,
 ) -> list[list[tuple[str, Hypothesis]]]:
     """The cfg.nbest best (translation, hypothesis) of each line, best first; an empty line
-    gets one empty hypothesis."""
+    gets one empty hypothesis. shortlist: as `translate_lines`'s."""
     steer = per_line(controls, tokenizer, lines, cfg)
 
     def search(model: Model, src: Tensor, lines: list[int]) -> list[list[Hypothesis]]:
@@ -176,7 +200,8 @@ def nbest_hypotheses(
         return beam_search(model, src, cfg, batch)
 
     empty_line: list[Hypothesis] = []
-    hyps = decode_lines(model, tokenizer, lines, search, empty_line, cfg, distinct=steer is None)
+    narrow = narrower(shortlist, cfg, steer)
+    hyps = decode_lines(model, tokenizer, lines, search, empty_line, cfg, steer is None, narrow)
     empty = [("", Hypothesis([], 0.0, 0.0))]
     return [[(tokenizer.decode([h.tokens])[0], h) for h in line] or empty for line in hyps]
 

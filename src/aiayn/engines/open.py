@@ -9,6 +9,7 @@ from aiayn import layout
 from aiayn.config import DecodeConfig, EngineConfig
 from aiayn.data.tokenizer import Tokenizer
 from aiayn.decode.compiled import CompiledModel
+from aiayn.decode.shortlisted import open_shortlist
 from aiayn.decode.translate import load_model
 from aiayn.engines.base import Translator
 from aiayn.engines.languages import for_language
@@ -72,7 +73,9 @@ def open_engine(model: str | Path, config: EngineConfig) -> Translator:
         return SearchTranslator(onnx, Tokenizer(model), None, None, cannot, search, origin)
     found, tokenizer = load_model(directory, config.device, config.precision, config.compile)
     warm_up = found.warm_up if isinstance(found, CompiledModel) else None
-    return SearchTranslator(found, tokenizer, found, warm_up, "", search, origin)
+    base = found.model if isinstance(found, CompiledModel) else found  # the Transformer
+    shortlist = open_shortlist(directory, found, base)
+    return SearchTranslator(found, tokenizer, found, warm_up, "", search, origin, shortlist)
 
 
 def check_options(config: EngineConfig) -> None:

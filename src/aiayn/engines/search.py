@@ -13,6 +13,7 @@ from aiayn.decode.controls.alternatives import alternatives
 from aiayn.decode.controls.steering import SentenceControls
 from aiayn.decode.controls.words import Controls, sentence_controls
 from aiayn.decode.protocols import DecodingModel
+from aiayn.decode.shortlisted import Shortlisting
 from aiayn.decode.translate import nbest_hypotheses, source_batch, translate_lines
 from aiayn.engines.base import Alternative, Translation
 
@@ -27,6 +28,8 @@ class SearchTranslator:
         warm_up: builds what the first call at a beam size would otherwise build (compiled
             steps); None when there is nothing to build.
         search, search_origin: the default search, and where its length setting comes from.
+        shortlist: the model's lexical shortlist (None: it has none), used unless a search's
+            `shortlist` is False.
     """
 
     def __init__(
@@ -38,6 +41,7 @@ class SearchTranslator:
         cannot_attend: str = "",
         search: DecodeConfig = DecodeConfig(),
         search_origin: str = "the paper's",
+        shortlist: Shortlisting | None = None,
     ) -> None:
         self.model = model
         self.tokenizer = tokenizer
@@ -46,18 +50,19 @@ class SearchTranslator:
         self._cannot_attend = cannot_attend
         self.default_search = search
         self.search_origin = search_origin
+        self.shortlist = shortlist
 
     def translate(
         self, lines: list[str], cfg: DecodeConfig | None = None, controls: Controls | None = None
     ) -> list[str]:
         cfg = cfg or self.default_search
-        return translate_lines(self.model, self.tokenizer, lines, cfg, controls)
+        return translate_lines(self.model, self.tokenizer, lines, cfg, controls, self.shortlist)
 
     def nbest(
         self, lines: list[str], cfg: DecodeConfig | None = None, controls: Controls | None = None
     ) -> list[list[Translation]]:
         cfg = cfg or self.default_search
-        found = nbest_hypotheses(self.model, self.tokenizer, lines, cfg, controls)
+        found = nbest_hypotheses(self.model, self.tokenizer, lines, cfg, controls, self.shortlist)
         return [[Translation(text, h.score, h.tokens) for text, h in line] for line in found]
 
     def alternatives(

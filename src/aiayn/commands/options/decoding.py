@@ -23,6 +23,13 @@ def add_decoding(p: argparse.ArgumentParser) -> None:
     )
     add_length(p)
     p.add_argument(
+        "--no-shortlist",
+        dest="shortlist",
+        action="store_false",
+        help="decode over the full output layer even where the model has a lexical shortlist "
+        "(shortlist.safetensors, from `aiayn shortlist`): to compare",
+    )
+    p.add_argument(
         "--max-len-a", type=float, default=PAPER.max_len_a, help="output limit a*source+b"
     )
     p.add_argument("--max-len-b", type=int, default=PAPER.max_len_b)

@@ -1,0 +1,163 @@
+"""Decoding over a batch's shortlist: the output projection cut to its pieces (`Shortlist`).
+
+`Shortlisting` holds a model's output layer and its shortlist; per batch, `for_batch` gives a
+`ShortlistModel`, a `DecodingModel` whose steps project the decoder state onto the batch's
+V' pieces only (the weight rows sliced once per batch) and normalize over them, as Marian and
+CTranslate2 do. Its log-probabilities come back as a full (R, V) row with -inf outside the
+shortlist, so the searches, their rules and the controls (a suppressed piece, the glossary's
+glue) run unchanged on the model's own ids: nothing is mapped back, and a piece outside the
+shortlist can never be chosen. What the shortlist saves is the projection's D x V product and
+its softmax; the -inf row is one fill.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from aiayn.config import ModelConfig
+from aiayn.decode.controls.steering import SentenceControls
+from aiayn.decode.precision import Int8Linear
+from aiayn.decode.shortlist import Shortlist, read_shortlist
+from aiayn.model import Encoded, Transformer
+from aiayn.model.outputs import Decoded
+
+
+@dataclass(frozen=True)
+class CutLayer:
+    """The output projection's rows of V' pieces: float (V', D), or int8 with per-row scales."""
+
+    weight: Tensor  # (V', D) float, or int8 with `scale`
+    bias: Tensor | None  # (V',)
+    scale: Tensor | None = None  # (V',): the int8 rows' scales (`Int8Linear`)
+
+    def __call__(self, h: Tensor) -> Tensor:
+        """(..., D) decoder states -> (..., V') logits."""
+        if self.scale is None:
+            return F.linear(h.to(self.weight.dtype), self.weight, self.bias)  # (..., V')
+        flat = h.reshape(-1, h.shape[-1])  # (M, D)
+        y = torch._weight_int8pack_mm(flat, self.weight, self.scale)  # (M, V')
+        y = y if self.bias is None else y + self.bias
+        return y.view(*h.shape[:-1], -1)  # (..., V')
+
+
+def output_rows(model: Transformer) -> CutLayer:
+    """The model's whole output projection as rows to cut: its own layer, the tied embedding
+    matrix, an `Int8Linear`, or a dynamic int8 layer (dequantized once: a cut is small)."""
+    layer = model.out_proj
+    if layer is None:  # tied: the shared embedding matrix (section 3.4)
+        return CutLayer(model.src_embed.weight, None)
+    if isinstance(layer, Int8Linear):
+        return CutLayer(layer.weight, layer.bias, layer.scale)
+    if isinstance(layer, nn.Linear):
+        return CutLayer(layer.weight, layer.bias)
+    # torch.ao's dynamic quantized Linear: weight() and bias() are methods
+    return CutLayer(layer.weight().dequantize(), layer.bias())
+
+
+def cut(rows: CutLayer, vocab: Tensor) -> CutLayer:
+    """The rows of the pieces `vocab` (V',)."""
+    vocab = vocab.to(rows.weight.device)
+    return CutLayer(
+        rows.weight.index_select(0, vocab),
+        None if rows.bias is None else rows.bias.index_select(0, vocab),
+        None if rows.scale is None else rows.scale.index_select(0, vocab),
+    )
+
+
+def control_pieces(controls: SentenceControls | None) -> list[int]:
+    """The pieces a sentence's controls must be able to emit: its prefix and its terms."""
+    if controls is None:
+        return []
+    return [*controls.prefix, *(p for term in controls.terms for p in term)]
+
+
+class StatesModel(Protocol):
+    """What a shortlist decodes with: a model whose step can stop before its output layer
+    (`Transformer`, `CompiledModel`)."""
+
+    def encode(self, src: Tensor) -> Any: ...
+
+    def init_cache(self, encoded: Any, capacity: int = ...) -> Any: ...
+
+    def decode_states(self, tgt: Tensor, *, cache: Any) -> Decoded[Any]: ...
+
+
+class ShortlistModel:
+    """A model decoding over the pieces `vocab` only (see the module docstring).
+
+    Args:
+        model: what runs the steps (the `Transformer`, or its `CompiledModel`).
+        base: the `Transformer` itself (the teacher-forced pass, its config).
+        layer: the output layer cut to `vocab`.
+        vocab: (V',) ascending piece ids.
+    """
+
+    def __init__(self, model: StatesModel, base: Transformer, layer: CutLayer, vocab: Tensor):
+        self.model = model
+        self.base = base
+        self.layer = layer
+        self.vocab = vocab
+
+    @property
+    def cfg(self) -> ModelConfig:
+        return self.base.cfg
+
+    def parameters(self) -> Iterator[Tensor]:
+        return self.base.parameters()
+
+    def encode(self, src: Tensor) -> Encoded:
+        return self.model.encode(src)
+
+    def init_cache(self, encoded: Encoded, capacity: int = 16) -> Any:
+        return self.model.init_cache(encoded, capacity=capacity)
+
+    def __call__(self, src: Tensor, tgt_in: Tensor) -> Tensor:
+        """The teacher-forced pass: (B, T, V) log-probabilities over the shortlist."""
+        states = self.base(src, tgt_in, project=False)
+        assert isinstance(states, Tensor)
+        return self.spread(states)
+
+    def decode(self, tgt: Tensor, *, cache: Any) -> Decoded[Any]:
+        """(B, 1) ids after the cached steps -> (B, 1, V) log-probabilities (-inf outside the
+        shortlist) and the advanced cache."""
+        decoded = self.model.decode_states(tgt, cache=cache)
+        assert decoded.states is not None
+        return Decoded(logits=self.spread(decoded.states), cache=decoded.cache, normalized=True)
+
+    def spread(self, states: Tensor) -> Tensor:
+        """(B, T, D) states -> (B, T, V) float32 log-probabilities normalized over the
+        shortlist, -inf at every other piece."""
+        log_probs = torch.log_softmax(self.layer(states).float(), dim=-1)  # (B, T, V')
+        full = log_probs.new_full((*log_probs.shape[:-1], self.cfg.vocab_size), -torch.inf)
+        return full.index_copy_(-1, self.vocab, log_probs)  # (B, T, V)
+
+
+class Shortlisting:
+    """A model and its shortlist: `for_batch` cuts the output layer to a batch's pieces.
+    model: what runs the steps; base: the `Transformer` (itself, or the compiled one's)."""
+
+    def __init__(self, model: StatesModel, base: Transformer, shortlist: Shortlist) -> None:
+        self.model = model
+        self.base = base
+        self.shortlist = shortlist
+        self.rows = output_rows(base)
+
+    def for_batch(self, src: Tensor, controls: list[SentenceControls | None]) -> ShortlistModel:
+        """The model over src's (B, S) shortlist, with the pieces of each row's controls."""
+        extra = [p for c in controls for p in control_pieces(c)]
+        vocab = self.shortlist.vocabulary(src, self.base.cfg.eos_id, extra)  # (V',)
+        return ShortlistModel(self.model, self.base, cut(self.rows, vocab), vocab)
+
+
+def open_shortlist(directory: Path, model: StatesModel, base: Transformer) -> Shortlisting | None:
+    """The model's shortlist as stored in its directory (None: it has none); an error when
+    the file is damaged or made for another vocabulary (`read_shortlist`)."""
+    shortlist = read_shortlist(directory, base.cfg.vocab_size)
+    return None if shortlist is None else Shortlisting(model, base, shortlist)

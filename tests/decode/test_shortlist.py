@@ -1,0 +1,204 @@
+"""The lexical shortlist: decoding over a batch's cut output layer (decode/shortlist.py,
+decode/shortlisted.py), its file, and building it (evaluate/shortlist.py, `aiayn shortlist`)."""
+
+import shutil
+
+import numpy as np
+import pytest
+import torch
+
+from aiayn import Controls, DecodeConfig, Glossary, open_translator
+from aiayn.cli import main
+from aiayn.decode import shortlist as shortlist_file
+from aiayn.decode.compiled import CompiledModel
+from aiayn.decode.precision import Int8Linear
+from aiayn.decode.shortlist import Shortlist, read_shortlist, write_shortlist
+from aiayn.decode.shortlisted import CutLayer, Shortlisting, cut
+from aiayn.decode.translate import load_model, translate_lines
+from aiayn.evaluate.shortlist import top_targets
+from aiayn.layout import SHORTLIST_FILE
+from tests.conftest import tiny_model
+
+GREEDY = DecodeConfig(beam=1, max_len_a=0.0, max_len_b=8)
+BEAM = DecodeConfig(beam=3, max_len_a=0.0, max_len_b=8)
+
+
+@pytest.fixture(scope="module")
+def model_dir(tiny_data, tmp_path_factory):
+    """A tiny model of random weights, scrambled so that sentences get outputs of their own."""
+    out = tmp_path_factory.mktemp("shortlist") / "model"
+    model = tiny_model(seed=3, d_model=64)
+    with torch.no_grad():
+        for weight in model.parameters():
+            weight.add_(torch.randn_like(weight) * 0.5)
+    model.save(out)
+    shutil.copyfile(tiny_data / "spm.model", out / "spm.model")
+    return out
+
+
+@pytest.fixture(scope="module")
+def lines(tiny_data):
+    return (tiny_data / "test.src.txt").read_text(encoding="utf-8").splitlines()[:10]
+
+
+def with_shortlist(model_dir, tmp_path, shortlist: Shortlist | None):
+    """A copy of the model directory holding `shortlist` (None: none)."""
+    copy = tmp_path / "model"
+    shutil.copytree(model_dir, copy)
+    if shortlist is not None:
+        write_shortlist(copy, shortlist)
+    return copy
+
+
+def only(pieces, V: int) -> Shortlist:
+    """A shortlist of exactly `pieces` (and eos): no source piece adds a candidate."""
+    return Shortlist(torch.full((V, 1), -1), torch.tensor(sorted(set(pieces))))
+
+
+def full_ids(translator, lines, cfg):
+    return [h[0].tokens for h in translator.nbest(lines, cfg)]
+
+
+def test_a_shortlist_holding_the_greedy_choices_decodes_as_the_full_search(
+    model_dir, lines, tmp_path
+):
+    full = open_translator(model_dir)
+    assert full.shortlist is None  # no file: the path it always took, the same outputs
+    assert full.translate(lines, GREEDY) == translate_lines(*load_model(model_dir), lines, GREEDY)
+    chosen = full_ids(full, lines, GREEDY)
+    V = full.model.cfg.vocab_size
+    pieces = {p for y in chosen for p in y}
+    assert len(pieces) < V - 10  # the test cuts the output layer
+    cut_dir = with_shortlist(model_dir, tmp_path, only(pieces, V))
+    short = open_translator(cut_dir)
+    assert short.shortlist is not None
+    assert short.translate(lines, GREEDY) == full.translate(lines, GREEDY)
+    assert full_ids(short, lines, GREEDY) == chosen
+
+
+def test_beam_search_over_a_shortlist_of_every_piece_is_the_full_search(model_dir, lines, tmp_path):
+    full = open_translator(model_dir)
+    V = full.model.cfg.vocab_size
+    short = open_translator(with_shortlist(model_dir, tmp_path, only(range(V), V)))
+    cfg = BEAM.replace(nbest=2)
+    a, b = full.nbest(lines, cfg), short.nbest(lines, cfg)
+    assert [[h.tokens for h in x] for x in a] == [[h.tokens for h in x] for x in b]
+    np.testing.assert_allclose(
+        [h.score for x in a for h in x], [h.score for x in b for h in x], rtol=1e-4
+    )
+
+
+def test_a_piece_left_out_never_appears_and_no_shortlist_brings_it_back(model_dir, lines, tmp_path):
+    full = open_translator(model_dir)
+    V = full.model.cfg.vocab_size
+    for cfg in (GREEDY, BEAM):
+        found = full_ids(full, lines, cfg)
+        counts = np.bincount([p for y in found for p in y], minlength=V)
+        banned = int(counts.argmax())  # the piece the full search uses most
+        short = open_translator(
+            with_shortlist(model_dir, tmp_path / str(cfg.beam), only(set(range(V)) - {banned}, V))
+        )
+        assert all(banned not in y for y in full_ids(short, lines, cfg))
+        assert full_ids(short, lines, cfg.replace(shortlist=False)) == found
+
+
+def test_no_shortlist_on_the_command_line_decodes_with_the_full_layer(model_dir, lines, tmp_path):
+    V = open_translator(model_dir).model.cfg.vocab_size
+    cut_dir = with_shortlist(model_dir, tmp_path, only([3, 4, 5], V))
+    (tmp_path / "src.txt").write_text("".join(x + "\n" for x in lines), encoding="utf-8")
+    outputs = {}
+    for flags in ([], ["--no-shortlist"]):
+        out = tmp_path / f"out{len(flags)}.txt"
+        command = ["translate", "--model", str(cut_dir), "--input", str(tmp_path / "src.txt")]
+        assert main([*command, "--output", str(out), "--beam", "1", *flags]) == 0
+        outputs[len(flags)] = out.read_text(encoding="utf-8").splitlines()
+    assert outputs[1] == open_translator(model_dir).translate(lines, DecodeConfig(beam=1))
+    assert outputs[0] != outputs[1]
+
+
+def test_a_glossary_terms_pieces_join_the_shortlist(model_dir, lines, tmp_path):
+    translator = open_translator(with_shortlist(model_dir, tmp_path, None))
+    V = translator.model.cfg.vocab_size
+    short = open_translator(with_shortlist(model_dir, tmp_path / "cut", only([3], V)))
+    glossary = Glossary.of([(lines[0].split()[0], "Katze")])
+    kept = short.translate(lines[:1], BEAM, Controls(glossary=glossary))
+    assert "Katze" in kept[0]
+    pieces = translator.tokenizer.encode(["Katze"])[0]
+    assert not set(pieces) <= {3}  # they were not in the shortlist itself
+
+
+def test_the_compiled_step_decodes_over_the_shortlist_as_the_eager_one(model_dir, lines):
+    model, tokenizer = load_model(model_dir)
+    V = model.cfg.vocab_size
+    picks = torch.randint(-1, V, (V, 1), generator=torch.Generator().manual_seed(0))  # (V, 1)
+    shortlist = Shortlist(picks, torch.tensor([5, 6]))
+    compiled = CompiledModel(model, compile=False)
+    eager = Shortlisting(model, model, shortlist)
+    stepped = Shortlisting(compiled, model, shortlist)
+    few = lines[:4]
+    for cfg in (GREEDY, BEAM):
+        a = translate_lines(model, tokenizer, few, cfg, shortlist=eager)
+        assert a == translate_lines(compiled, tokenizer, few, cfg, shortlist=stepped)
+        assert a != translate_lines(model, tokenizer, few, cfg)  # the shortlist changed them
+
+
+def test_the_batch_vocabulary_is_the_union_of_candidates_frequent_eos_and_controls():
+    candidates = torch.tensor([[-1, -1], [7, -1], [8, 9], [-1, -1], [4, 7]])  # V = 5... ids < 10
+    candidates = torch.cat([candidates, torch.full((5, 2), -1)])  # (10, 2)
+    shortlist = Shortlist(candidates, torch.tensor([3]))
+    src = torch.tensor([[1, 2, 0], [4, 0, 0]])  # 0 = padding: no candidates
+    assert shortlist.vocabulary(src, eos_id=2).tolist() == [2, 3, 4, 7, 8, 9]
+    assert shortlist.vocabulary(src[1:], eos_id=2, extra=[5]).tolist() == [2, 3, 4, 5, 7]
+
+
+def test_a_cut_int8_layer_gives_the_full_layers_rows():
+    torch.manual_seed(0)
+    layer = Int8Linear(torch.nn.Linear(16, 40, bias=True))
+    h = torch.randn(3, 1, 16, dtype=torch.bfloat16)
+    vocab = torch.tensor([0, 5, 17, 39])
+    rows = cut(CutLayer(layer.weight, layer.bias, layer.scale), vocab)
+    torch.testing.assert_close(rows(h), layer(h)[..., vocab])
+
+
+def test_the_file_is_written_atomically_and_read_back(tmp_path, monkeypatch):
+    V = 12
+    stored = Shortlist(torch.randint(-1, V, (V, 3)), torch.tensor([1, 4]), "by hand")
+    write_shortlist(tmp_path, stored)
+    back = read_shortlist(tmp_path, V)
+    assert back is not None and back.origin == "by hand"
+    assert torch.equal(back.candidates, stored.candidates)
+    assert torch.equal(back.frequent, stored.frequent)
+    assert read_shortlist(tmp_path / "nothing", V) is None
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(shortlist_file, "save_file", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_shortlist(tmp_path, Shortlist(torch.zeros(V, 1, dtype=torch.long), torch.tensor([0])))
+    assert [p.name for p in tmp_path.iterdir()] == [SHORTLIST_FILE]  # no half-written file
+    again = read_shortlist(tmp_path, V)
+    assert again is not None and torch.equal(again.candidates, stored.candidates)
+
+
+def test_each_source_piece_keeps_its_most_often_linked_targets():
+    s = np.array([1, 1, 1, 1, 2, 2, 3])
+    t = np.array([5, 6, 6, 7, 5, 5, 9])
+    table = top_targets(s, t, V=10, k=2)
+    assert table[1].tolist() == [6, 5]  # 6 twice; 5 and 7 once each: the lower id first
+    assert table[2].tolist() == [5, -1]
+    assert table[3].tolist() == [9, -1]
+    assert table[0].tolist() == [-1, -1]
+
+
+def test_aiayn_shortlist_builds_it_from_the_training_pairs(tiny_run, tiny_data, tmp_path, capsys):
+    model, data = tmp_path / "model", tmp_path / "data"  # copies: the fixtures stay as they are
+    shutil.copytree(tiny_run / "checkpoints" / "best", model)
+    shutil.copytree(tiny_data, data)
+    args = ["shortlist", "--model", str(model), "--data", str(data), "--k", "5"]
+    assert main([*args, "--frequent", "10"]) == 0
+    printed = capsys.readouterr().out
+    assert "reference pieces" in printed and "wrote" in printed
+    found = read_shortlist(model, 64)
+    assert found is not None and found.candidates.shape == (64, 5) and len(found.frequent) == 10
+    assert (found.candidates[4:] >= 0).any()  # the pieces of the training sources have some
