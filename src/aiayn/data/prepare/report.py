@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from aiayn.data.clean import CleanReport
+from aiayn.data.prepare.vocab import vocabulary_lines
 from aiayn.layout import DataFiles
 
 
@@ -35,6 +36,8 @@ def render_report(result: dict, report: CleanReport, given: dict[str, CleanRepor
         )
         lines.append(f"  {name} {split['unit']}: {shown}")
     vocab = result["vocabulary"]
+    if "from" in vocab:  # prepare --vocab MODEL
+        return lines + vocabulary_lines(vocab) + tokens_and_time(result)
     lines.append(
         f"vocabulary: {vocab['size']:,} {vocab['type']} pieces ({vocab['model']})"
         + case_copies_text(vocab)
