@@ -21,6 +21,7 @@ from tests.bad_input import (
     renamed,
     server,
     subword,
+    vocab,
 )
 from tests.bad_input.kit import Case, Fixtures, Outcome, make_fixtures
 
@@ -40,6 +41,7 @@ CASES: list[Case] = [
     *protect.CASES,
     *subword.CASES,
     *finetune.CASES,
+    *vocab.CASES,
 ]
 
 
