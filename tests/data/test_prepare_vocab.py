@@ -11,6 +11,7 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from aiayn import Transformer, layout, preset
@@ -20,6 +21,7 @@ from aiayn.data.multilingual.options import MultiOptions
 from aiayn.data.multilingual.pipeline import prepare_multilingual
 from aiayn.data.prepare.options import PrepareOptions
 from aiayn.data.prepare.pipeline import prepare
+from aiayn.data.prepare.vocab import unknown_positions
 from aiayn.data.token_ids import load_ids
 from aiayn.data.tokenizer import UNK_ID, Tokenizer
 from aiayn.interop.marian import import_marian
@@ -145,3 +147,9 @@ def test_langs_with_a_model_that_has_their_tags(tmp_path, capsys):
         for side in SIDES:  # the same split and pieces: the same ids
             assert ids_of(again, split, side) == ids_of(DataDir.open(first), split, side)
     assert again.meta.vocab_from == str(model.resolve())
+
+
+def test_unknown_positions_are_found_across_chunks():
+    ids = np.array([5, UNK_ID, 7, UNK_ID, UNK_ID, 9, UNK_ID], np.uint16)
+    assert unknown_positions(ids, chunk=2).tolist() == [1, 3, 4, 6]
+    assert unknown_positions(ids[:0]).tolist() == []

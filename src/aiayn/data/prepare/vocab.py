@@ -126,7 +126,7 @@ def unknown_pieces(
         lines_with: dict[str, np.ndarray] = {}
         for split in splits:
             ids, offsets = load_ids(files.ids(split, side), size)
-            where = np.flatnonzero(np.asarray(ids) == UNK_ID)
+            where = unknown_positions(ids)
             tokens, unknown = tokens + len(ids), unknown + len(where)
             lines_with[split] = np.unique(np.searchsorted(offsets, where, side="right") - 1)
         found[side] = {
@@ -136,6 +136,16 @@ def unknown_pieces(
             "examples": example_words(files, side, lines_with, Tokenizer(file)),
         }
     return found
+
+
+def unknown_positions(ids: np.ndarray, chunk: int = 1 << 24) -> np.ndarray:
+    """Where the unknown id is, read a chunk at a time (memory stays bounded on a large
+    memory-mapped split)."""
+    found = [
+        start + np.flatnonzero(np.asarray(ids[start : start + chunk]) == UNK_ID)
+        for start in range(0, len(ids), chunk)
+    ]
+    return np.concatenate(found) if found else np.zeros(0, np.int64)
 
 
 def example_words(
