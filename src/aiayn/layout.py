@@ -31,6 +31,9 @@ from aiayn.files import atomic_write, read_json, require_keys
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
 TOKENIZER_FILE = "spm.model"
+# A second tokenizer, for the target side, where a model segments it apart (an imported Marian
+# model's target.spm with our ids); the pieces and ids are spm.model's.
+TARGET_TOKENIZER_FILE = "spm.tgt.model"
 SEARCH_FILE = "search.json"  # the length setting chosen on validation (evaluate/tuned.py)
 SHORTLIST_FILE = "shortlist.safetensors"  # candidate output pieces per source piece (decode/)
 
@@ -98,6 +101,12 @@ class DataFiles:
     @property
     def tokenizer(self) -> Path:
         return self.root / TOKENIZER_FILE
+
+    @property
+    def target_tokenizer(self) -> Path:
+        """Present where the target side was encoded with its own tokenizer (`prepare --vocab`
+        of an imported Marian model); spm.model decodes it all the same."""
+        return self.root / TARGET_TOKENIZER_FILE
 
     @property
     def meta_file(self) -> Path:

@@ -23,6 +23,7 @@ from tests.bad_input import (
     server,
     shortlist,
     subword,
+    vocab,
 )
 from tests.bad_input.kit import Case, Fixtures, Outcome, make_fixtures
 
@@ -44,6 +45,7 @@ CASES: list[Case] = [
     *finetune.CASES,
     *mixing.CASES,
     *shortlist.CASES,
+    *vocab.CASES,
 ]
 
 

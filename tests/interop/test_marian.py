@@ -16,9 +16,9 @@ from aiayn.model import Transformer
 SENTENCES = ["The dog sees a cat.", "The old man reads a big red book and the tree."]
 
 
-def marian_dir(tiny_data, out, **changes):
+def marian_dir(tiny_data, out, target_spm: bytes | None = None, **changes):
     """A random Marian model in Marian's conventions: eos 0, unk 1, pad last; its
-    SentencePiece model is the tiny data's."""
+    SentencePiece model is the tiny data's (its target.spm `target_spm` where given)."""
     tokenizer = Tokenizer(tiny_data)
     pieces = ["</s>", "<unk>", *tokenizer.pieces(range(4, tokenizer.vocab_size))]
     V = len(pieces) + 1
@@ -53,6 +53,8 @@ def marian_dir(tiny_data, out, **changes):
     (out / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
     for name in ("source.spm", "target.spm"):
         shutil.copyfile(tiny_data / "spm.model", out / name)
+    if target_spm is not None:
+        (out / "target.spm").write_bytes(target_spm)
     return model, vocab
 
 

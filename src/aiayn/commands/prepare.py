@@ -97,7 +97,14 @@ def add_held_out(p: argparse.ArgumentParser) -> None:
 
 
 def add_vocabulary(p: argparse.ArgumentParser) -> None:
-    """The BPE vocabulary: its size, and how it learns capitals."""
+    """The BPE vocabulary: its size, and how it learns capitals; or a model's, as it is."""
+    p.add_argument(
+        "--vocab",
+        type=Path,
+        metavar="MODEL",
+        help="encode with MODEL's SentencePiece model and ids (a run, a checkpoint, an average, "
+        "an imported Marian model) instead of learning a BPE: data for `train --init MODEL`",
+    )
     p.add_argument(
         "--vocab-size", type=int, help="BPE pieces (default: by corpus size; 32,000 with --langs)"
     )
@@ -177,6 +184,7 @@ def run_prepare(args: argparse.Namespace) -> int:
         vocab_size=args.vocab_size,
         case_copies=args.case_copies,
         case_markup=args.case_markup,
+        vocab=args.vocab,
         seed=args.seed,
         workers=args.workers,
         clean=clean_options(args),
@@ -221,6 +229,7 @@ def run_multilingual(args: argparse.Namespace) -> int:
         test_size=args.test_size,
         case_copies=args.case_copies,
         case_markup=args.case_markup,
+        vocab=args.vocab,
         seed=args.seed,
         workers=args.workers,
         clean=clean_options(args),

@@ -85,6 +85,9 @@ class DataMeta:
     # A multilingual directory (`prepare --langs`): its directions, "en-de", in the order the
     # `{split}.dir.npy` files index them; src_lang and tgt_lang are then "multi". [] if bilingual.
     directions: list[str] = field(default_factory=list)
+    # `prepare --vocab MODEL`: the model directory whose vocabulary encoded the data; "" where
+    # prepare learned its own.
+    vocab_from: str = ""
 
     @classmethod
     def load(cls, data_dir: Path) -> DataMeta:
@@ -93,7 +96,7 @@ class DataMeta:
             raise DataError(f"{path}: missing; is {data_dir} a directory made by `aiayn prepare`?")
         fix = f"re-run `aiayn prepare --out {data_dir}`"
         values = read_json(path, fix)
-        required = [f.name for f in fields(cls) if f.default_factory is MISSING]
+        required = [f.name for f in fields(cls) if MISSING is f.default is f.default_factory]
         require_keys(values, required, path, fix)
         check_types(cls, values, f"{path}")
         for name in ("sizes", "n_refs"):  # {split: count}

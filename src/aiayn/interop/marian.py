@@ -9,13 +9,14 @@ the decoder from the pad token; we keep pad 0, bos 1, eos 2, unk 3. So rows are 
     our 1 (bos)  Marian's pad row, its decoder start
     our 2 (eos)  Marian's eos;  our 3 (unk): Marian's unk;  then every other token in order
 
-and a SentencePiece model with those ids is written from Marian's source.spm and vocab.json.
+and a SentencePiece model with those ids is written from Marian's source.spm and vocab.json;
+where Marian segments its target with another model (target.spm), that one too, with the same
+ids (spm.tgt.model), so `aiayn prepare --vocab` encodes each side as Marian did.
 """
 
 from __future__ import annotations
 
 import importlib
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from aiayn.config import ModelConfig
 from aiayn.data.sources import DataError
 from aiayn.data.tokenizer import Tokenizer
 from aiayn.files import atomic_directory, read_json
-from aiayn.layout import TOKENIZER_FILE
+from aiayn.layout import TARGET_TOKENIZER_FILE, TOKENIZER_FILE
 from aiayn.model import Transformer
 from aiayn.model.params import count_parameters
 
@@ -40,6 +41,7 @@ class MarianImportError(ValueError):
 
 
 TOKENIZER_FILES = ("source.spm", "vocab.json")  # what our spm.model is made from
+TARGET_SPM = "target.spm"  # what our spm.tgt.model is made from, where it segments otherwise
 
 
 def read_config(directory: Path) -> dict[str, Any]:
@@ -206,15 +208,22 @@ def our_state(
     return state
 
 
-def write_tokenizer(directory: Path, config: dict[str, Any], rows: list[int], out: Path) -> None:
-    """A SentencePiece model whose ids are ours: Marian's source.spm segments, vocab.json
-    names the pieces. Pieces the source model lacks (target-only ones) are kept for decoding
-    but marked unused, so they never change how a source sentence is segmented."""
+def write_tokenizer(
+    directory: Path,
+    config: dict[str, Any],
+    rows: list[int],
+    out: Path,
+    spm_file: str = TOKENIZER_FILES[0],
+) -> bytes:
+    """A SentencePiece model whose ids are ours: Marian's `spm_file` (source.spm, or
+    target.spm) segments, vocab.json names the pieces. Pieces that model lacks (the other
+    side's) are kept for decoding but marked unused, so they never change how its side is
+    segmented. Returns the model's bytes, which `out` is to be written with."""
     # Protobuf's generated module makes its classes at import time, unseen by the type checker;
     # imported by name, its attributes are typed Any.
     pb = importlib.import_module("sentencepiece.sentencepiece_model_pb2")
 
-    source = directory / TOKENIZER_FILES[0]
+    source = directory / spm_file
     piece_of = read_vocab(directory, config)
     proto = pb.ModelProto()
     try:
@@ -243,7 +252,7 @@ def write_tokenizer(directory: Path, config: dict[str, Any], rows: list[int], ou
     spec.pad_id, spec.bos_id, spec.eos_id, spec.unk_id = 0, 1, 2, 3
     spec.pad_piece, spec.bos_piece = "<pad>", "<s>"
     spec.eos_piece, spec.unk_piece = specials[2][0], specials[3][0]
-    (out / TOKENIZER_FILE).write_bytes(proto.SerializeToString())
+    return proto.SerializeToString()
 
 
 def read_vocab(directory: Path, config: dict[str, Any]) -> dict[int, str]:
@@ -281,15 +290,24 @@ def import_marian(directory: str | Path, out: str | Path) -> Path:
     model = built_for(cfg, state, directory)
     with atomic_directory(Path(out)) as tmp:
         model.save(tmp)
-        write_tokenizer(directory, config, rows, tmp)
-        try:  # it loads: a damaged source.spm is refused here, nothing left behind
-            Tokenizer(tmp)
-        except DataError as err:
-            reason = str(err).split("(", 1)[-1].split(")")[0]
-            raise MarianImportError(
-                f"{directory / TOKENIZER_FILES[0]} with {TOKENIZER_FILES[1]}: not a SentencePiece "
-                f"model we can use ({reason}); copy them again from the model's directory"
-            ) from None
-        if (directory / "target.spm").is_file():  # kept for reference
-            shutil.copyfile(directory / "target.spm", tmp / "marian-target.spm")
+        source = write_tokenizer(directory, config, rows, tmp)
+        save_tokenizer(source, tmp / TOKENIZER_FILE, directory / TOKENIZER_FILES[0])
+        if (directory / TARGET_SPM).is_file():  # the target side's own segmentation
+            target = write_tokenizer(directory, config, rows, tmp, TARGET_SPM)
+            if target != source:
+                save_tokenizer(target, tmp / TARGET_TOKENIZER_FILE, directory / TARGET_SPM)
     return Path(out)
+
+
+def save_tokenizer(model: bytes, path: Path, made_from: Path) -> None:
+    """Write a tokenizer made from `made_from` and load it: a damaged .spm is refused here,
+    nothing left behind (the directory is built aside)."""
+    path.write_bytes(model)
+    try:
+        Tokenizer(path)
+    except DataError as err:
+        reason = str(err).split("(", 1)[-1].split(")")[0]
+        raise MarianImportError(
+            f"{made_from} with {TOKENIZER_FILES[1]}: not a SentencePiece model we can use "
+            f"({reason}); copy them again from the model's directory"
+        ) from None

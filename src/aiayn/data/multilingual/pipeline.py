@@ -37,6 +37,14 @@ from aiayn.data.prepare.skeleton import (
     say,
     vocabulary_report,
 )
+from aiayn.data.prepare.vocab import (
+    Vocabulary,
+    check_tags,
+    copy_vocabulary,
+    model_vocabulary_report,
+    open_vocabulary,
+    unknown_pieces,
+)
 from aiayn.data.prepare.workers import fresh_processes
 from aiayn.data.sources import DataError
 from aiayn.layout import SPLITS, DataFiles
@@ -49,6 +57,8 @@ def prepare_multilingual(opts: MultiOptions) -> dict:
     (also saved as report.txt / report.json). A script that calls this must guard its entry
     point with `if __name__ == "__main__":` (worker processes)."""
     check_out(Path(opts.out))
+    if opts.vocab is not None:  # before any work
+        check_tags(open_vocabulary(opts.vocab), opts.langs)
     db = Path(opts.bible_db) if opts.bible_db else bible.default_db()
     codes = {lang: bible.DEFAULT_VERSION[lang] for lang in opts.langs}
     check_versions(db, codes)
@@ -106,8 +116,9 @@ def build(opts: MultiOptions, db: Path, codes: dict[str, str]) -> dict:
     clock.done("read")
     split = split_verses(opts, files, verses, db, codes)
     clock.done("split")
-    model_file, vocab_size = learn_mixed_bpe(opts, verses, split.train_chapters, list(codes))
-    clock.done("learn BPE")
+    vocab = vocabulary(opts, files, verses, split.train_chapters, list(codes))
+    clock.done("learn BPE" if opts.vocab is None else "copy the model's vocabulary")
+    model_file, vocab_size = vocab.tokenizers["src"], vocab.size
     tokens = binarize_verses(opts, files, split, verses, model_file, vocab_size)
     clock.done("binarize")
     description = corpus_description(codes)
@@ -119,8 +130,8 @@ def build(opts: MultiOptions, db: Path, codes: dict[str, str]) -> dict:
         n_refs={"valid": 1, "test": 1},
         corpus=description,
         directions=opts.directions,
+        vocab_from=str(vocab.model or ""),
     ).save(Path(opts.out))
-    mix = f"{opts.bpe_sentences:,} verses, languages drawn with T={opts.bpe_temperature}"
     result = {
         "corpus": description,
         "languages": {
@@ -129,14 +140,7 @@ def build(opts: MultiOptions, db: Path, codes: dict[str, str]) -> dict:
         "directions": {d: r.to_dict() for d, r in split.dropped.items()},
         "pieces": piece_counts(files, opts.directions, vocab_size),
         "split": split.report(opts.seed),
-        "vocabulary": vocabulary_report(
-            opts,
-            model_file,
-            vocab_size,
-            character_coverage=opts.character_coverage,
-            mix=mix,
-            tags=[tag(lang) for lang in codes],
-        ),
+        "vocabulary": vocabulary_of(opts, files, vocab, list(codes)),
         "tokens": tokens,
         **clock.report(),
     }
@@ -175,6 +179,37 @@ def split_verses(
     pairs, dropped = directions_pairs(opts, verses, train_chapters, held_texts, names)
     sizes = {"train": write_pairs(files, "train", opts.directions, verses, pairs), **sizes}
     return VerseSplit(held, chapters, pairs, train_chapters, dropped, sizes)
+
+
+def vocabulary(
+    opts: MultiOptions,
+    files: DataFiles,
+    verses: dict[str, dict[Verse, str]],
+    train_chapters: set[Chapter],
+    langs: list[str],
+) -> Vocabulary:
+    """The joint BPE learned on the mix (`learn_mixed_bpe`), or (`--vocab MODEL`) the model's,
+    copied."""
+    if opts.vocab is not None:
+        return copy_vocabulary(open_vocabulary(opts.vocab), files.root)
+    model_file, size = learn_mixed_bpe(opts, verses, train_chapters, langs)
+    return Vocabulary({"src": model_file, "tgt": model_file}, size)
+
+
+def vocabulary_of(
+    opts: MultiOptions, files: DataFiles, vocab: Vocabulary, langs: list[str]
+) -> dict[str, Any]:
+    """The report's "vocabulary": how it was learned, or the model's and its unknown pieces."""
+    if vocab.model is not None:
+        return model_vocabulary_report(vocab, unknown_pieces(files, vocab.tokenizers, vocab.size))
+    return vocabulary_report(
+        opts,
+        vocab.tokenizers["src"],
+        vocab.size,
+        character_coverage=opts.character_coverage,
+        mix=f"{opts.bpe_sentences:,} verses, languages drawn with T={opts.bpe_temperature}",
+        tags=[tag(lang) for lang in langs],
+    )
 
 
 def learn_mixed_bpe(

@@ -10,6 +10,7 @@ import numpy as np
 
 from aiayn.data.clean import CleanReport
 from aiayn.data.prepare.report import case_copies_text, tokens_and_time
+from aiayn.data.prepare.vocab import vocabulary_lines
 from aiayn.data.token_ids import load_ids
 from aiayn.data.tokenizer import UNK_ID
 from aiayn.layout import DataFiles
@@ -91,6 +92,8 @@ def render(result: dict) -> list[str]:
         more = f", ... ({len(groups)} in all)" if len(groups) > 12 else ""
         lines.append(f"  {name} chapters: {', '.join(groups[:12])}{more}")
     vocab = result["vocabulary"]
+    if "from" in vocab:  # prepare --vocab MODEL
+        return lines + vocabulary_lines(vocab) + tokens_and_time(result)
     lines.append(
         f"vocabulary: {vocab['size']:,} {vocab['type']} pieces ({vocab['model']}), character "
         f"coverage {vocab['character_coverage']}, learned on {vocab['mix']}"

@@ -5,7 +5,7 @@ multilingual one in `data/multilingual/options.py`), each under one name."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from aiayn.data.case_markup import check_markup
@@ -28,6 +28,9 @@ class CommonOptions:
     bpe_sentences: int = 1_000_000  # lines the BPE learns from at most (bounds its memory)
     case_copies: float = 0.0  # the BPE also learns from cased copies of this share of lines
     case_markup: str = ""  # "all", "upper", "truecase": capitals as markers (case_markup.py)
+    # --vocab MODEL: encode with that model directory's SentencePiece model and ids instead of
+    # learning a BPE (vocab.py); the vocabulary options above are then the model's
+    vocab: Path | None = None
     seed: int = 1  # for the held-out sets and the BPE's sample
     workers: int = 2  # processes that read and encode
     clean: CleanOptions = field(default_factory=CleanOptions)
@@ -36,10 +39,29 @@ class CommonOptions:
     def __post_init__(self) -> None:
         check_case_copies(self.case_copies)
         check_markup(self.case_markup)
+        self.check_vocab()
         self.check_languages()
         if self.workers < 1:
             raise DataError(f"--workers must be at least 1, got {self.workers}")
         self.check_sizes()
+
+    def check_vocab(self) -> None:
+        """With --vocab the model's vocabulary decides the pieces and how capitals are
+        written: an option that would learn them otherwise is refused by name."""
+        if self.vocab is None:
+            return
+        defaults = {f.name: f.default for f in fields(self)}
+        given = [
+            "--" + name.replace("_", "-")
+            for name in ("vocab_size", "case_copies", "case_markup")
+            if getattr(self, name) != defaults[name]
+        ]
+        if given:
+            raise DataError(
+                f"--vocab {self.vocab}: the model's vocabulary is used as it is (its pieces, "
+                f"and its case markup, if any), so {', '.join(given)} cannot apply: drop "
+                f"{'it' if len(given) == 1 else 'them'}, or drop --vocab to learn a new one"
+            )
 
     def check_languages(self) -> None:
         """The languages make a directory of this kind (one pair: any two)."""

@@ -1,6 +1,7 @@
 """`aiayn prepare`: a parallel corpus -> a ready data directory.
 
-read + clean (streamed) -> split without leakage -> joint BPE -> binarize (parallel) -> report.
+read + clean (streamed) -> split without leakage -> joint BPE (or `--vocab MODEL`: the model's,
+`vocab`) -> binarize (parallel) -> report.
 
 What the directory holds is named in `aiayn.layout.DataFiles`. The stages live apart: the
 corpora in `corpus`, the split in `splits`, the report in `report`; what every prepare shares
@@ -42,6 +43,14 @@ from aiayn.data.prepare.splits import (
     split_corpus,
     write_train,
 )
+from aiayn.data.prepare.vocab import (
+    Vocabulary,
+    check_symbols,
+    copy_vocabulary,
+    model_vocabulary_report,
+    open_vocabulary,
+    unknown_pieces,
+)
 from aiayn.data.sources import DataError
 from aiayn.layout import SIDES, DataFiles
 
@@ -57,6 +66,8 @@ def prepare(opts: PrepareOptions) -> dict:
     `if __name__ == "__main__":`.
     """
     check_out(Path(opts.out))
+    if opts.vocab is not None:
+        open_vocabulary(opts.vocab)  # checked before any work
     return build_aside(opts, build)
 
 
@@ -91,23 +102,19 @@ def build(opts: PrepareOptions) -> dict:
     clock, files, report = StageClock(), DataFiles(Path(opts.out)), CleanReport()
     splits = read_and_split(opts, report)
     clock.done("read, clean, split")
-    # Joint BPE: one vocabulary for both languages, learned on the training split only.
-    model_file, vocab_size = learn_bpe(
-        opts,
-        [files.text("train", side) for side in SIDES],
-        opts.vocab_size or default_vocab_size(splits.sizes["train"]),
-        max_sentences=opts.bpe_sentences,
-        exact=opts.vocab_size is not None,  # a default size may shrink to what the data has
-        user_symbols=bt_symbols(opts),
-    )
-    clock.done("learn BPE")
-    tokens = binarize_splits(opts, files, splits.sizes, model_file, vocab_size)
+    vocab = vocabulary(opts, files, splits.sizes["train"])
+    clock.done("learn BPE" if opts.vocab is None else "copy the model's vocabulary")
+    tokens = binarize_splits(opts, files, splits.sizes, vocab)
     clock.done("binarize")
     # Report: meta.json for the programs, report.txt and report.json for people.
-    write_meta(opts, splits, vocab_size)
+    write_meta(opts, splits, vocab)
     result = {
         **corpus_report(opts, splits, report),
-        "vocabulary": vocabulary_report(opts, model_file, vocab_size),
+        "vocabulary": (
+            vocabulary_report(opts, vocab.tokenizers["src"], vocab.size)
+            if vocab.model is None
+            else model_vocabulary_report(vocab, unknown_pieces(files, vocab.tokenizers, vocab.size))
+        ),
         "tokens": tokens,
         **clock.report(),
     }
@@ -118,6 +125,24 @@ def build(opts: PrepareOptions) -> dict:
 def bt_symbols(opts: PrepareOptions) -> tuple[str, ...]:
     """The <BT> tag, one piece, where a synthetic corpus's sources carry it."""
     return (BT_TAG,) if opts.bt_tag and any(s.synthetic for s in opts.mix()) else ()
+
+
+def vocabulary(opts: PrepareOptions, files: DataFiles, n_train: int) -> Vocabulary:
+    """Each side's tokenizer: one joint BPE for both languages, learned on the training split
+    only; or (`--vocab MODEL`) the model's, copied."""
+    if opts.vocab is not None:
+        vocab = open_vocabulary(opts.vocab)
+        check_symbols(vocab, bt_symbols(opts))
+        return copy_vocabulary(vocab, files.root)
+    model_file, size = learn_bpe(
+        opts,
+        [files.text("train", side) for side in SIDES],
+        opts.vocab_size or default_vocab_size(n_train),
+        max_sentences=opts.bpe_sentences,
+        exact=opts.vocab_size is not None,  # a default size may shrink to what the data has
+        user_symbols=bt_symbols(opts),
+    )
+    return Vocabulary(dict.fromkeys(SIDES, model_file), size)
 
 
 def read_and_split(opts: PrepareOptions, report: CleanReport) -> Splits:
@@ -179,11 +204,11 @@ def held_out_writers(
 
 
 def binarize_splits(
-    opts: PrepareOptions, files: DataFiles, sizes: dict[str, int], model_file: Path, vocab: int
+    opts: PrepareOptions, files: DataFiles, sizes: dict[str, int], vocab: Vocabulary
 ) -> dict[str, dict[str, int]]:
-    """Every split's token ids, encoded in worker processes; returns the tokens per split and
-    side."""
-    jobs = [(split, side) for split in sizes for side in SIDES]
+    """Every split's token ids, encoded in worker processes, each side with its tokenizer (one
+    pool per tokenizer); returns the tokens per split and side."""
+    tokens: dict[str, dict[str, int]] = {split: {} for split in sizes}
     with tqdm(
         total=2 * sum(sizes.values()),
         desc="binarize",
@@ -191,28 +216,31 @@ def binarize_splits(
         disable=not opts.progress,
         file=sys.stderr,
     ) as bar:
-        counts = binarize(
-            [(files.text(split, side), files.ids(split, side)) for split, side in jobs],
-            model_file,
-            vocab,
-            opts.workers,
-            bar,
-        )
-    tokens: dict[str, dict[str, int]] = {split: {} for split in sizes}
-    for (split, side), n_tokens in zip(jobs, counts, strict=True):
-        tokens[split][side] = n_tokens
-    return tokens
+        for model_file in dict.fromkeys(vocab.tokenizers.values()):
+            sides = [side for side in SIDES if vocab.tokenizers[side] == model_file]
+            jobs = [(split, side) for split in sizes for side in sides]
+            counts = binarize(
+                [(files.text(split, side), files.ids(split, side)) for split, side in jobs],
+                model_file,
+                vocab.size,
+                opts.workers,
+                bar,
+            )
+            for (split, side), n_tokens in zip(jobs, counts, strict=True):
+                tokens[split][side] = n_tokens
+    return {split: {side: tokens[split][side] for side in SIDES} for split in sizes}
 
 
-def write_meta(opts: PrepareOptions, splits: Splits, vocab_size: int) -> None:
+def write_meta(opts: PrepareOptions, splits: Splits, vocab: Vocabulary) -> None:
     """meta.json: what the programs that read the directory need of it."""
     DataMeta(
         src_lang=opts.src_lang,
         tgt_lang=opts.tgt_lang,
-        vocab_size=vocab_size,
+        vocab_size=vocab.size,
         sizes=splits.sizes,
         n_refs={s: w.n_refs if s not in splits.given else 1 for s, w in splits.held_out.items()},
         corpus=splits.description,
+        vocab_from=str(vocab.model or ""),
     ).save(Path(opts.out))
 
 

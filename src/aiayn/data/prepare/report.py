@@ -9,6 +9,7 @@ from typing import Any
 from aiayn.data.clean import MAX_EXAMPLES, CleanReport
 from aiayn.data.prepare.corpus import Corpus
 from aiayn.data.prepare.splits import CorpusShare
+from aiayn.data.prepare.vocab import vocabulary_lines
 from aiayn.layout import DataFiles
 
 
@@ -38,6 +39,8 @@ def render_report(result: dict, report: CleanReport, given: dict[str, CleanRepor
         )
         lines.append(f"  {name} {split['unit']}: {shown}")
     vocab = result["vocabulary"]
+    if "from" in vocab:  # prepare --vocab MODEL
+        return lines + vocabulary_lines(vocab) + tokens_and_time(result)
     lines.append(
         f"vocabulary: {vocab['size']:,} {vocab['type']} pieces ({vocab['model']})"
         + case_copies_text(vocab)
