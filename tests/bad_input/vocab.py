@@ -44,7 +44,9 @@ def prepare_vocab(
         data = copy(f.data, tmp / "data")
         source = model(f, tmp) if model is not None else f.run
         before = digest(data), digest(source)
-        names = {"TSV": str(f.corpus), "DATA": str(f.data)}
+        synthetic = tmp / "synthetic.tsv"  # another corpus file, for --synthetic
+        synthetic.write_bytes(f.corpus.read_bytes())
+        names = {"TSV": str(f.corpus), "DATA": str(f.data), "SYNTHETIC": str(synthetic)}
         argv_ = ["prepare", "--out", str(data), "--vocab", str(source), "--no-progress"]
         out = aiayn([*argv_, *(names.get(a, a) for a in argv)])
         kept = (digest(data), digest(source)) == before
@@ -104,5 +106,11 @@ CASES = [
         prepare_vocab("--corpus", "TSV", model=model_with(cut_tokenizer)),
         2,
         ("spm.model: not a SentencePiece model", "damaged or cut short"),
+    ),
+    Case(
+        "prepare --vocab RUN --synthetic TSV (the model has no <BT> piece)",
+        prepare_vocab("--corpus", "TSV", "--synthetic", "SYNTHETIC"),
+        2,
+        ("has no piece <BT>", "--synthetic", "--no-bt-tag"),
     ),
 ]

@@ -149,7 +149,9 @@ def split_corpus(
             elif key in given:  # already held out: in a given file, or an earlier corpus's set
                 report.drop(HELD_OUT_SOURCE, pair.where)
             else:
-                holds[split].write(pair)
+                writer = holds[split]
+                assert writer is not None, "a split is only chosen where it has a size"
+                writer.write(pair)
                 held_out.add(key)
     check_encoding(report, corpus.description)
 
