@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from aiayn import __version__
 from aiayn.commands import (
     average,
+    backtranslate,
+    distill,
     evaluate,
     export,
     import_,
@@ -31,6 +33,8 @@ COMMANDS = (
     tune,
     translate,
     evaluate,
+    backtranslate,
+    distill,
     plot,
     serve,
     params,
