@@ -7,6 +7,7 @@ import tempfile
 from pathlib import Path
 
 from tests.bad_input import (
+    backtranslate,
     casing,
     controls,
     documents,
@@ -40,6 +41,7 @@ CASES: list[Case] = [
     *protect.CASES,
     *subword.CASES,
     *finetune.CASES,
+    *backtranslate.CASES,
 ]
 
 
