@@ -79,3 +79,11 @@ def test_distill_writes_the_teacher_s_beam_translations(tiny_run, tiny_data, tmp
     rows = [row.split("\t") for row in out.read_text(encoding="utf-8").splitlines()]
     assert [source for source, _ in rows] == sources
     assert [target for _, target in rows] == translated(tiny_run, sources, BEAM, tmp_path)
+
+
+def test_partial_work_under_beam_does_not_depend_on_how_sampling_would_draw():
+    from aiayn.config import DecodeConfig
+
+    beam = corpus.search_settings(DecodeConfig(seed=5))
+    assert "seed" not in beam and "top_k" not in beam and beam["beam"] == 4
+    assert corpus.search_settings(DecodeConfig(sample=True, seed=5))["seed"] == 5

@@ -94,10 +94,15 @@ def translate_corpus(lines: list[str], translate: ChunkTranslate, row: Row, job:
                 raise RuntimeError(f"chunk {k}: {len(found)} translations for {len(part)} lines")
             rows = (row(tsv_field(a), tsv_field(b)) for a, b in zip(part, found, strict=True))
             text = "".join(r + "\n" for r in rows)
-            atomic_write(chunk_file(work, k), lambda tmp, text=text: tmp.write_text(text, "utf-8"))
+            atomic_write(chunk_file(work, k), text_writer(text))
             bar.update(len(part))
     join(work, n_chunks, job.out)
     return len(lines) - done
+
+
+def text_writer(text: str) -> Callable[[Path], object]:
+    """What `atomic_write` calls to write `text` as UTF-8."""
+    return lambda tmp: tmp.write_text(text, encoding="utf-8")
 
 
 def chunk_of(lines: list[str], k: int, chunk_lines: int) -> list[str]:
@@ -125,7 +130,7 @@ def start_work(job: CorpusJob) -> Path:
         )
     make_dir(work)
     text = json.dumps(options, indent=2) + "\n"
-    atomic_write(stored, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+    atomic_write(stored, text_writer(text))
     return work
 
 

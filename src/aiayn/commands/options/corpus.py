@@ -90,7 +90,7 @@ def translate_file(
         "--chunk-lines": args.chunk_lines,
         "--tgt-lang": args.tgt_lang,
         **flags_of(engine_config(args).to_dict()),
-        **flags_of(cfg.to_dict()),
+        **flags_of(search_settings(cfg)),
     }
     job = CorpusJob(args.out, options, args.chunk_lines, progress=not args.no_progress)
     now = translate_corpus(lines, chunk_translator(translator, cfg, instead, job), row, job)
@@ -101,6 +101,15 @@ def translate_file(
         file=sys.stderr,
     )
     return 0
+
+
+SAMPLING = ("temperature", "top_k", "top_p", "seed")  # what only sampling reads
+
+
+def search_settings(cfg: DecodeConfig) -> dict[str, Any]:
+    """What the output depends on of the search: under beam, not how sampling would draw."""
+    values = cfg.to_dict()
+    return values if cfg.sample else {k: v for k, v in values.items() if k not in SAMPLING}
 
 
 def flags_of(values: dict[str, Any]) -> dict[str, Any]:
