@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from aiayn import __version__
 from aiayn.commands import (
     average,
+    backtranslate,
+    distill,
     evaluate,
     export,
     import_,
@@ -33,6 +35,8 @@ COMMANDS = (
     shortlist,
     translate,
     evaluate,
+    backtranslate,
+    distill,
     plot,
     serve,
     params,

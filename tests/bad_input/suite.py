@@ -7,6 +7,7 @@ import tempfile
 from pathlib import Path
 
 from tests.bad_input import (
+    backtranslate,
     casing,
     controls,
     documents,
@@ -46,6 +47,7 @@ CASES: list[Case] = [
     *mixing.CASES,
     *shortlist.CASES,
     *vocab.CASES,
+    *backtranslate.CASES,
 ]
 
 

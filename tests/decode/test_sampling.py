@@ -68,3 +68,16 @@ def test_translating_in_other_batches_gives_the_same_samples(tiny_run):
     one_each = translate_lines(model, tokenizer, lines, sampling.replace(max_tokens=8))
     assert len(set(one_batch)) > 1, "the samples should differ from each other"
     assert one_batch == one_each
+
+
+def test_a_finished_row_with_every_token_banned_does_not_stop_the_batch():
+    """A row past its length limit writes eos while its batch mates go on; once the n-gram ban
+    has seen eos repeated, every token of that row is banned. It is finished: its draw is
+    ignored, and must not fail (it did: "probability tensor contains nan")."""
+    model = tiny_model(seed=71)
+    src = padded_batch([2, 9, 9], model.cfg, seed=1)
+    src[0, 1], src[1, 8], src[2, 8] = 2, 2, 2  # end each with eos
+    cfg = DecodeConfig(sample=True, seed=3, no_repeat_ngram=2, max_len_a=1.0, max_len_b=0)
+    out = sample_decode(model, src, cfg)
+    assert len(out[0]) <= 2 and all(len(row) <= 9 for row in out)
+    assert out == sample_decode(model, src, cfg)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aiayn.commands.options.controls import add_controls, controls_of
-from aiayn.commands.options.decoding import add_decoding, describe
+from aiayn.commands.options.decoding import add_decoding, add_sampling, describe
 from aiayn.commands.options.documents import add_document_options, wanted
 from aiayn.commands.options.engine import PAPER, engine_config, search_for, search_options
 from aiayn.commands.options.languages import (
@@ -36,11 +36,7 @@ def add(commands) -> None:
         default=PAPER.nbest,
         help="write the n best as 'line ||| translation ||| score'",
     )
-    t.add_argument("--sample", action="store_true", help="sample instead of searching")
-    t.add_argument("--temperature", type=float, default=PAPER.temperature)
-    t.add_argument("--top-k", type=int, default=PAPER.top_k, help="0 = no limit")
-    t.add_argument("--top-p", type=float, default=PAPER.top_p, help="1 = no limit")
-    t.add_argument("--seed", type=int, default=PAPER.seed, help="for --sample")
+    add_sampling(t)
     t.add_argument("--input", type=Path, help="default: standard input")
     t.add_argument("--output", type=Path, help="default: standard output")
     add_document_options(t)

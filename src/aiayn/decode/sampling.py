@@ -33,11 +33,15 @@ def filter_logits(logits: Tensor, top_k: int, top_p: float) -> Tensor:
     return logits
 
 
+def derived_seed(seed: int, index: int) -> int:
+    """A seed for part `index` of the work seeded by `seed` (a line, a corpus chunk): numpy's
+    SeedSequence spreads neighbouring pairs far apart."""
+    return int(np.random.SeedSequence([seed, index]).generate_state(1, dtype=np.uint64)[0])
+
+
 def line_generator(seed: int, line: int, device: torch.device) -> torch.Generator:
-    """The random stream of one input line: seeded from (seed, line) by numpy's SeedSequence,
-    which spreads neighbouring pairs far apart."""
-    state = int(np.random.SeedSequence([seed, line]).generate_state(1, dtype=np.uint64)[0])
-    return torch.Generator(device=device).manual_seed(state)
+    """The random stream of one input line: seeded from (seed, line)."""
+    return torch.Generator(device=device).manual_seed(derived_seed(seed, line))
 
 
 @torch.inference_mode()
@@ -57,6 +61,10 @@ def sample_decode(
     streams = [line_generator(cfg.seed, line, src.device) for line in lines]
 
     def pick(logits: Tensor, rows: Tensor) -> Tensor:
+        # a finished row past its limit may have every token banned (eos repeated is an n-gram
+        # seen): its draw is ignored, but must not be a distribution of NaNs
+        none_left = torch.isneginf(logits).all(dim=-1, keepdim=True)  # (B', 1)
+        logits = logits.masked_fill(none_left, 0.0)
         probs = filter_logits(logits.float() / cfg.temperature, cfg.top_k, cfg.top_p).softmax(-1)
         draws = [
             torch.multinomial(p, 1, generator=streams[row])  # (1,) from the row's own stream

@@ -15,9 +15,9 @@ COMPILE_HELP = (
 )
 
 
-def add_decoding(p: argparse.ArgumentParser) -> None:
-    """The model, the search and its limits."""
-    add_engine(p, COMPILE_HELP)
+def add_decoding(p: argparse.ArgumentParser, **model: str) -> None:
+    """The model (`model`: its flag and help, see `add_engine`), the search and its limits."""
+    add_engine(p, COMPILE_HELP, **model)
     p.add_argument(
         "--beam", type=int, default=PAPER.beam, help=f"beam size (paper: {PAPER.beam}); 1 = greedy"
     )
@@ -50,6 +50,15 @@ def add_decoding(p: argparse.ArgumentParser) -> None:
         "punctuation, then between words, each translated; truncate, skip and error name it "
         "in a warning",
     )
+
+
+def add_sampling(p: argparse.ArgumentParser) -> None:
+    """Sampling instead of search: --sample and how it draws."""
+    p.add_argument("--sample", action="store_true", help="sample instead of searching")
+    p.add_argument("--temperature", type=float, default=PAPER.temperature)
+    p.add_argument("--top-k", type=int, default=PAPER.top_k, help="0 = no limit")
+    p.add_argument("--top-p", type=float, default=PAPER.top_p, help="1 = no limit")
+    p.add_argument("--seed", type=int, default=PAPER.seed, help="for --sample")
 
 
 def describe(cfg: DecodeConfig) -> str:

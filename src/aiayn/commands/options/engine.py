@@ -28,9 +28,15 @@ LENGTH_OPTIONS = ("alpha", "length_penalty", "stop")
 TUNED_OPTIONS = (*LENGTH_OPTIONS, "no_repeat_ngram", "stutter_guard")
 
 
-def add_engine(p: argparse.ArgumentParser, compile_help: str) -> None:
-    """The model and how it is opened."""
-    p.add_argument("--model", required=True, help="run, checkpoint or model directory")
+def add_engine(
+    p: argparse.ArgumentParser,
+    compile_help: str,
+    model_flag: str = "--model",
+    model_help: str = "run, checkpoint or model directory",
+) -> None:
+    """The model (`args.model`, whatever its flag is called: distill's --teacher) and how it is
+    opened."""
+    p.add_argument(model_flag, dest="model", required=True, help=model_help)
     p.add_argument("--device", default=OPENED.device, help="cpu, cuda, cuda:1, ...")
     p.add_argument(
         "--engine",
