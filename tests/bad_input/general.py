@@ -582,4 +582,10 @@ CASES = [
         2,
         ("--device cuda:99", "GPU"),
     ),
+    Case(
+        "evaluate --split test-nope (no such held-out set)",
+        argv_case("evaluate", "--model", "RUN", "--data", "DATA", "--split", "test-nope"),
+        2,
+        ("--split test-nope", "no such held-out set", "it has valid, test"),
+    ),
 ]

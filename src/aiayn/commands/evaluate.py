@@ -28,7 +28,13 @@ def add(commands) -> None:
     e = commands.add_parser("evaluate", help="BLEU and chrF (sacreBLEU) with their signatures")
     add_decoding(e)
     e.add_argument("--data", type=Path, help="a prepared data directory")
-    e.add_argument("--split", default="test", choices=["valid", "test"])
+    e.add_argument(
+        "--split",
+        default="test",
+        metavar="SPLIT",
+        help="valid, test (default), or another corpus's held-out set: test-NAME, valid-NAME "
+        "(`prepare` with several --corpus)",
+    )
     src = e.add_argument("--src-file", type=Path, metavar="FILE", help="or: a source file...")
     ref = e.add_argument(
         "--ref-file",
@@ -66,6 +72,8 @@ def run_evaluate(args: argparse.Namespace) -> int:
     from aiayn.evaluate.scores import score
     from aiayn.evaluate.split import evaluate_split
 
+    if args.data is not None:
+        check_split(args.data, args.split)  # before the model loads
     given = search_options(args)
     translator = open_translator(args.model, engine_config(args), tgt_lang=args.tgt_lang)
     cfg, length = search_for(translator, given)
@@ -145,3 +153,14 @@ def write_directions(args: argparse.Namespace, results: list[DirectionScores]) -
     text = json.dumps(as_json(results, **about), indent=1) + "\n"
     atomic_write(args.json, lambda tmp: tmp.write_text(text, encoding="utf-8"))
     print(f"wrote {args.json}", file=sys.stderr)
+
+
+def check_split(data: Path, split: str) -> None:
+    """--split names a held-out set the data directory has."""
+    from aiayn.data.data_dir import DataDir
+
+    held_out = [s for s in DataDir.open(data).meta.sizes if s != "train"]
+    if split not in held_out:
+        raise ValueError(
+            f"--split {split}: {data} has no such held-out set; it has {', '.join(held_out)}"
+        )
