@@ -588,4 +588,10 @@ CASES = [
         2,
         ("--split test-nope", "no such held-out set", "it has valid, test"),
     ),
+    Case(
+        "tune --lines -1",
+        argv_case("tune", "RUN", "--lines", "-1"),
+        2,
+        ("--lines -1", "give a number of lines, or 0 for all"),
+    ),
 ]

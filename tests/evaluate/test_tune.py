@@ -26,6 +26,7 @@ from aiayn.evaluate.tune import (
     repeat_bounds,
     term_controls,
     tune_search,
+    validation_lines,
 )
 from aiayn.evaluate.tuned import PAPER, read_tuned
 from tests.conftest import TINY_RUN
@@ -204,6 +205,32 @@ def test_a_multilingual_split_is_tuned_on_the_first_lines_of_each_direction(tmp_
     assert rows == sorted(rows)  # in file order
     assert direction_sample(files, "valid", 0) is None  # 0: every line
     assert direction_sample(DataDir(tiny_data), "valid", 3) is None  # bilingual: every line
+
+
+def test_a_bilingual_split_is_tuned_on_lines_spread_evenly_over_it(tiny_data):
+    """The close decodes a few hundred lines, not the whole split: from its first line to its
+    last, evenly apart, the same on every run; 0 or a number over the split's size: all."""
+    files = DataDir(tiny_data)
+    every, refs, sample = validation_lines(files, "valid", 0, 0)
+    assert sample is None
+    n = len(every)
+    sources, references, rows = validation_lines(files, "valid", 0, 5)
+    assert rows is not None and len(rows) == 5 and rows[0] == 0 and rows[-1] == n - 1
+    assert np.ptp(np.diff(rows)) <= 1  # evenly apart
+    assert sources == [every[i] for i in rows]
+    assert references == [[ref[i] for i in rows] for ref in refs]
+    assert validation_lines(files, "valid", 0, 5)[2] == rows  # the same on every run
+    assert validation_lines(files, "valid", 0, n + 1)[2] is None
+
+
+def test_the_grid_stops_the_paper_s_rule_at_its_largest_exponent():
+    """GNMT's penalty under the "bound" rule only up to BOUND_ALPHA_MAX (above it the one
+    search runs longest); under fairseq's rule every exponent."""
+    grid = length_grid((0.6, 1.2, 1.6))
+    assert SearchSetting(1.2, "gnmt", "bound") in grid
+    assert SearchSetting(1.6, "gnmt", "bound") not in grid
+    assert SearchSetting(1.6, "gnmt", "k-finished") in grid
+    assert SearchSetting(1.6, "power", "k-finished") in grid
 
 
 def test_a_stored_repetition_guard_is_the_default_and_a_flag_overrides_it(

@@ -145,6 +145,7 @@ def test_a_run_closes_with_the_average_of_its_last_checkpoints(tiny_data, tmp_pa
     averaged = [r for r in read_metrics(out) if r["kind"] == "averaged"]
     assert len(averaged) == 1 and averaged[0]["checkpoints"] == [2, 4, 6]
     assert summary["averaged_bleu"] == averaged[0]["bleu"]
+    assert 0 <= summary["close_minutes"] <= summary["minutes"]  # the close: part of the run
     weights = [load_file(str(layout.step_dir(out, s) / "model.safetensors")) for s in (2, 4, 6)]
     mean = load_file(str(out / "checkpoints" / "averaged" / "model.safetensors"))
     for name, value in mean.items():

@@ -33,6 +33,12 @@ def add(commands) -> None:
     )
     t.add_argument("--beam", type=int, default=4, help="beam size of the search (paper: 4)")
     t.add_argument(
+        "--lines",
+        type=int,
+        help="validation lines decoded, spread evenly over the split (default: 400, what a "
+        "run's close decodes; 0: all); a multilingual split takes its first 100 per direction",
+    )
+    t.add_argument(
         "--no-terms",
         dest="terms",
         action="store_false",
@@ -50,17 +56,20 @@ def add(commands) -> None:
 
 def run_tune(args: argparse.Namespace) -> int:
     from aiayn.config import DecodeConfig
-    from aiayn.evaluate.tune import ALPHAS, GUARDS, length_grid, tune_model_dirs
+    from aiayn.evaluate.tune import ALPHAS, GUARDS, TUNE_LINES, length_grid, tune_model_dirs
 
     if any(not 0 <= a <= 10 for a in args.alphas or ()):
         raise ValueError(f"--alphas {args.alphas}: give exponents from 0 to 10, e.g. 0.6 1.0 1.4")
+    if args.lines is not None and args.lines < 0:
+        raise ValueError(f"--lines {args.lines}: give a number of lines, or 0 for all of them")
     models = model_dirs(args.model)
     data = args.data or run_data(args.model)
     base = DecodeConfig(beam=args.beam)  # checks the beam
     grid = length_grid(tuple(args.alphas) if args.alphas else ALPHAS)
     guards = GUARDS if args.guards else ()
+    lines = TUNE_LINES if args.lines is None else args.lines
     chosen = tune_model_dirs(
-        models, data, args.device, base, grid, with_terms=args.terms, guards=guards
+        models, data, args.device, base, grid, with_terms=args.terms, guards=guards, lines=lines
     )
     for directory, tuned in zip(models, chosen, strict=True):
         on = tuned.tuned_on

@@ -48,6 +48,13 @@ GUARDS = ((0, 3), (3, 0))
 GUARDED_SETTINGS = 3  # the plain grid's best length settings tried again under each guard
 REPEAT_BOUND = 1.5  # a setting may repeat and stutter this many times the references' rates
 PER_DIRECTION = 100  # multilingual validation lines per direction (TrainConfig's default)
+# bilingual validation lines tuned on, spread evenly over the split: on the gettext model's 1,117
+# the choice from 400 lines (three spreads) was the whole split's or 0.1 BLEU below it there,
+# at a third of the decoding (docs/translation.md)
+TUNE_LINES = 400
+# GNMT's penalty under the paper's stopping rule, tried up to this exponent: above it the one
+# recorded search runs longest (1.6: +25% of the grid's time) and no grid we kept chose it
+BOUND_ALPHA_MAX = 1.2
 WORD = re.compile(r"\w+")
 
 
@@ -61,7 +68,8 @@ def length_grid(alphas: tuple[float, ...] = ALPHAS) -> list[SearchSetting]:
         ("gnmt", "k-finished"),
         ("power", "k-finished"),
     ):
-        grid += [SearchSetting(a, length_penalty, stop) for a in alphas]
+        tried = [a for a in alphas if stop != "bound" or a <= BOUND_ALPHA_MAX]
+        grid += [SearchSetting(a, length_penalty, stop) for a in tried]
     return list(dict.fromkeys(grid))  # the paper's once
 
 
@@ -75,6 +83,7 @@ def tune_search(
     per_direction: int = PER_DIRECTION,
     with_terms: bool = True,
     guards: tuple[tuple[int, int], ...] = GUARDS,
+    lines: int = TUNE_LINES,
 ) -> TunedSearch:
     """The setting with the best BLEU on `split` among those within the repetition bounds
     (`choose`), decoded with `base`'s beam and limits: every setting of `grid` (default:
@@ -89,12 +98,14 @@ def tune_search(
         model: in eval mode (float32: the grid's answers are then exact).
         per_direction: in a multilingual directory, the first this many lines of each direction
             (0: all); the whole split of 22 languages' directions would take hours on a CPU.
+        lines: in a bilingual directory, at most this many lines spread evenly over the split
+            (0: all).
     """
     grid = grid or length_grid()
     if base.beam < 2 or base.sample:
         raise ValueError("the length setting is chosen for beam search: give a beam of 2 or more")
     files = DataDir.open(data)
-    sources, references, sample = validation_lines(files, split, per_direction)
+    sources, references, _ = validation_lines(files, split, per_direction, lines)
     decode = functools.partial(decode_grid, model, tokenizer, base=base)
     started = time.monotonic()
     tried, outputs, found = decode_tried(decode, sources, references, grid, guards)
@@ -106,7 +117,8 @@ def tune_search(
         "data": str(files.root),
         "split": split,
         "sentences": len(sources),
-        "per_direction": per_direction if sample is not None else None,
+        "per_direction": per_direction if files.meta.directions else None,
+        "of_sentences": files.meta.sizes.get(split, len(sources)),  # the split's, all of them
         "references": len(references),
         "beam": base.beam,
         "seconds": round(time.monotonic() - started, 1),
@@ -115,8 +127,8 @@ def tune_search(
     }
     terms = None
     if with_terms:  # the length grid again under the chosen guards, a reference word per line
-        lines = (sources, references, outputs[best])
-        terms, terms_on = tune_terms(decode, tokenizer, lines, grid, tried[best], rows)
+        decoded = (sources, references, outputs[best])
+        terms, terms_on = tune_terms(decode, tokenizer, decoded, grid, tried[best], rows)
         tuned_on |= terms_on
     return TunedSearch(
         setting=tried[best],
@@ -178,12 +190,15 @@ def choose(rows: list[dict], bounds: dict[str, float], among: list[int] | None =
 
 
 def validation_lines(
-    files: DataDir, split: str, per_direction: int
+    files: DataDir, split: str, per_direction: int, lines: int = 0
 ) -> tuple[list[str], list[list[str]], list[int] | None]:
     """The source lines of `split` to tune on, their references (one list per reference), and
-    the rows sampled from a multilingual split (None: every row)."""
+    the rows sampled (None: every row): a multilingual split's first `per_direction` of each
+    direction, or a bilingual one's `lines` spread evenly (0: all)."""
     sources, references = files.sources(split), files.references(split)
     sample = direction_sample(files, split, per_direction)
+    if sample is None and 0 < lines < len(sources):
+        sample = np.linspace(0, len(sources) - 1, lines).round().astype(int).tolist()
     if sample is not None:
         sources = [sources[i] for i in sample]
         references = [[ref[i] for i in sample] for ref in references]
@@ -341,6 +356,7 @@ def tune_model_dirs(
     per_direction: int = PER_DIRECTION,
     with_terms: bool = True,
     guards: tuple[tuple[int, int], ...] = GUARDS,
+    lines: int = TUNE_LINES,
 ) -> list[TunedSearch]:
     """Choose the search setting of each model directory on `data`'s validation split and
     write it beside the weights (search.json); directories holding the same weights (a run's
@@ -353,7 +369,16 @@ def tune_model_dirs(
             model = Transformer.load(directory, device=usable_device(device)).eval()
             tokenizer = Tokenizer(directory)
             tuned = tune_search(
-                model, tokenizer, data, "valid", base, grid, per_direction, with_terms, guards
+                model,
+                tokenizer,
+                data,
+                "valid",
+                base,
+                grid,
+                per_direction,
+                with_terms,
+                guards,
+                lines,
             )
             on = tuned.tuned_on | {"weights_sha256": weights}  # which weights it was chosen for
             done[weights] = dataclasses.replace(tuned, tuned_on=on)

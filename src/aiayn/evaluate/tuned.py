@@ -78,7 +78,9 @@ class TunedSearch:
         """E.g. "chosen on valid (1014 lines): BLEU 19.02, the paper's 18.38", then the
         setting for sentences with glossary terms where there is one."""
         on = self.tuned_on
-        text = f"chosen on {on.get('split', 'validation')} ({on.get('sentences', '?')} lines)"
+        n, of = on.get("sentences", "?"), on.get("of_sentences")
+        lines = f"{n} of {of} lines" if isinstance(of, int) and of != n else f"{n} lines"
+        text = f"chosen on {on.get('split', 'validation')} ({lines})"
         bleu, paper = on.get("bleu"), on.get("paper_bleu")
         if isinstance(bleu, int | float) and isinstance(paper, int | float):
             text += f": BLEU {bleu:.2f}, the paper's {paper:.2f}"

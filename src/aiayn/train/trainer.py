@@ -368,19 +368,23 @@ class Trainer:
             if not self.cfg.valid_every or self.state.step % self.cfg.valid_every:
                 self._validate_and_keep_best()
                 self.save()  # again, with the validation's outcome in its state
-        averaged, tuned = None, None
+        averaged, tuned, closing = None, None, time.monotonic()
         if self.state.step and self.dist.is_main:
             averaged = average_at_close(
                 self.run, self.cfg, self.state, self.metrics, self.autocast, self.dist.device
             )
             tuned = tune_at_close(self.run, self.cfg, self.state.step, self.metrics, self.dist)
-        minutes = (time.monotonic() - started) / 60
+        minutes, close_minutes = (
+            (time.monotonic() - started) / 60,
+            (time.monotonic() - closing) / 60,
+        )
         summary = {
             "stopped_by": reason,
             "steps": self.state.step,
             "epochs": self.sampler.epoch,
             "tokens": self.state.tokens_seen,  # target tokens trained on, all processes
             "minutes": round(minutes, 2),
+            "close_minutes": round(close_minutes, 2),  # averaging and choosing the search, in it
             "allocator": allocator(),  # host memory (train/host_memory.py)
             "best_bleu": self.state.best_bleu,
             "best_step": self.state.best_step,
