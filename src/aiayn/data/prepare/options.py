@@ -100,7 +100,7 @@ class PrepareOptions(CommonOptions):
         """The corpora can be read together: each once, positive weights, one way to name them."""
         if self.corpora and self.corpus != BIBLE:
             raise DataError("give the corpora as `corpus` or as `corpora`, not both")
-        if self.src_file is not None and len(self.mix()) > 1:
+        if self.src_file is not None and self.mix() != (CorpusSpec(BIBLE),):  # a corpus more
             raise DataError(
                 "--src-file/--tgt-file name one corpus; to mix several, give each as a "
                 "source<TAB>target file with --corpus (e.g. `paste src.txt tgt.txt > a.tsv`)"

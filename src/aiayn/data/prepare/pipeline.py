@@ -67,7 +67,7 @@ def prepare(opts: PrepareOptions) -> dict:
     """
     check_out(Path(opts.out))
     if opts.vocab is not None:
-        open_vocabulary(opts.vocab)  # checked before any work
+        check_symbols(open_vocabulary(opts.vocab), bt_symbols(opts))  # before any work
     return build_aside(opts, build)
 
 
@@ -131,9 +131,7 @@ def vocabulary(opts: PrepareOptions, files: DataFiles, n_train: int) -> Vocabula
     """Each side's tokenizer: one joint BPE for both languages, learned on the training split
     only; or (`--vocab MODEL`) the model's, copied."""
     if opts.vocab is not None:
-        vocab = open_vocabulary(opts.vocab)
-        check_symbols(vocab, bt_symbols(opts))
-        return copy_vocabulary(vocab, files.root)
+        return copy_vocabulary(open_vocabulary(opts.vocab), files.root)
     model_file, size = learn_bpe(
         opts,
         [files.text("train", side) for side in SIDES],
