@@ -114,11 +114,7 @@ def tune_search(
     rows = [{"setting": s.__dict__, **r} for s, r in zip(tried, found, strict=True)]
     best = choose(rows, bounds)
     tuned_on: dict[str, Any] = {
-        "data": str(files.root),
-        "split": split,
-        "sentences": len(sources),
-        "per_direction": per_direction if files.meta.directions else None,
-        "of_sentences": files.meta.sizes.get(split, len(sources)),  # the split's, all of them
+        **lines_record(files, split, len(sources), per_direction),
         "references": len(references),
         "beam": base.beam,
         "seconds": round(time.monotonic() - started, 1),
@@ -137,6 +133,17 @@ def tune_search(
         grid=rows,
         terms=terms,
     )
+
+
+def lines_record(files: DataDir, split: str, sentences: int, per_direction: int) -> dict:
+    """What `tuned_on` records of the lines tuned on: where from, how many of how many."""
+    return {
+        "data": str(files.root),
+        "split": split,
+        "sentences": sentences,
+        "per_direction": per_direction if files.meta.directions else None,
+        "of_sentences": files.meta.sizes.get(split, sentences),  # the split's, all of them
+    }
 
 
 def decode_tried(
