@@ -202,3 +202,21 @@ def test_aiayn_shortlist_builds_it_from_the_training_pairs(tiny_run, tiny_data, 
     found = read_shortlist(model, 64)
     assert found is not None and found.candidates.shape == (64, 5) and len(found.frequent) == 10
     assert (found.candidates[4:] >= 0).any()  # the pieces of the training sources have some
+
+
+def test_a_server_says_whether_it_decodes_over_the_shortlist(model_dir, tmp_path):
+    """/health tells; `aiayn serve --no-shortlist` turns it off (to compare, as translate's)."""
+    from fastapi.testclient import TestClient
+
+    from aiayn.cli import build_parser
+    from aiayn.serve.app import create_app
+
+    V = open_translator(model_dir).model.cfg.vocab_size
+    cut_dir = with_shortlist(model_dir, tmp_path, only([3, 4, 5], V))
+    for flags, expected in (([], True), (["--no-shortlist"], False)):
+        args = build_parser().parse_args(["serve", "--model", str(cut_dir), *flags])
+        given = {} if args.shortlist else {"shortlist": False}  # what run_serve gives
+        with TestClient(create_app(cut_dir, search_options=given)) as client:
+            search = client.get("/health").json()["search"]
+        assert search["shortlist"] is expected
+        assert search["origin"] != "set when the server started"  # the length setting's

@@ -7,6 +7,7 @@ import ipaddress
 import sys
 from pathlib import Path
 
+from aiayn.commands.options.decoding import add_shortlist
 from aiayn.commands.options.engine import (
     TUNED_OPTIONS,
     add_engine,
@@ -27,6 +28,7 @@ def add(commands) -> None:
         "weights are int8 and the activations bf16",
     )
     add_length(s)
+    add_shortlist(s)
     s.add_argument("--host", default="127.0.0.1", help="loopback by default")
     s.add_argument("--port", type=int, default=8000)
     s.add_argument("--max-chars", type=int, default=1000, help="per text")
@@ -135,6 +137,7 @@ def run_serve(args: argparse.Namespace) -> int:
         rate=rate,
     )
     given = search_options(args, only=TUNED_OPTIONS)  # the limits are the server's own
+    given |= {} if args.shortlist else {"shortlist": False}  # --no-shortlist, to compare
     app = create_app(args.model, limits, args.wait_ms, engine_config(args), given, keys)
     print(
         f"API keys: {len(keys) or 'none'}; rate limit: {rate or 'none'}; budget per request: "

@@ -37,7 +37,8 @@ async def health(s: Shared, b: Batcher) -> dict:
         "status": "ok",
         "model": str(s.model_dir),
         "batches": b.batches,
-        "search": {f: getattr(s.search, f) for f in LENGTH_FIELDS} | {"origin": s.origin},
+        "search": {f: getattr(s.search, f) for f in LENGTH_FIELDS}
+        | {"origin": s.origin, "shortlist": s.shortlisted},
         "languages": s.languages,
     }
 

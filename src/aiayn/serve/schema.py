@@ -64,6 +64,9 @@ class Search(BaseModel):
     length_penalty: str
     stop: str
     origin: str = Field(description="where this length setting comes from")
+    shortlist: bool = Field(
+        False, description="decodes over the model's lexical shortlist (serve --no-shortlist: no)"
+    )
 
 
 class Health(BaseModel):

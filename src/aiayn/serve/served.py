@@ -57,7 +57,8 @@ class Served:
         translator = thread.submit(open_translator, model_dir, engine).result()
         thread.submit(translator.warm_up, [1, PAPER.beam]).result()
         search = translator.default_search.overridden(search_options)
-        origin = "set when the server started" if search_options else translator.search_origin
+        told = set(search_options) - {"shortlist"}  # the length setting and guards given
+        origin = "set when the server started" if told else translator.search_origin
         print(
             f"search: beam {search.beam}, {search.length_penalty} alpha {search.alpha:g}, stop "
             f"{search.stop} ({origin})",
@@ -66,6 +67,12 @@ class Served:
         languages = model_languages(translator)
         source = model_source_language(model_dir)
         return cls(model_dir, translator, search, origin, languages, limits, source)
+
+    @property
+    def shortlisted(self) -> bool:
+        """Whether it decodes over the model's lexical shortlist (it has one, and the server
+        was not started with --no-shortlist)."""
+        return self.search.shortlist and getattr(self.translator, "shortlist", None) is not None
 
     def budgeted(self, beam: int, nbest: int) -> DecodeConfig:
         """The search within the budget: at most max_output_tokens per text, and a deadline

@@ -22,13 +22,7 @@ def add_decoding(p: argparse.ArgumentParser, **model: str) -> None:
         "--beam", type=int, default=PAPER.beam, help=f"beam size (paper: {PAPER.beam}); 1 = greedy"
     )
     add_length(p)
-    p.add_argument(
-        "--no-shortlist",
-        dest="shortlist",
-        action="store_false",
-        help="decode over the full output layer even where the model has a lexical shortlist "
-        "(shortlist.safetensors, from `aiayn shortlist`): to compare",
-    )
+    add_shortlist(p)
     p.add_argument(
         "--max-len-a", type=float, default=PAPER.max_len_a, help="output limit a*source+b"
     )
@@ -65,3 +59,14 @@ def describe(cfg: DecodeConfig) -> str:
     """The search in a few words: "beam 4", "greedy", "sampling"; and the repetition guards."""
     search = "sampling" if cfg.sample else "greedy" if cfg.beam == 1 else f"beam {cfg.beam}"
     return search + guards_text(cfg.no_repeat_ngram, cfg.stutter_guard)
+
+
+def add_shortlist(p: argparse.ArgumentParser) -> None:
+    """`--no-shortlist`: the full output layer where the model has a lexical shortlist."""
+    p.add_argument(
+        "--no-shortlist",
+        dest="shortlist",
+        action="store_false",
+        help="decode over the full output layer even where the model has a lexical shortlist "
+        "(shortlist.safetensors, from `aiayn shortlist`): to compare",
+    )
