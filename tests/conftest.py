@@ -74,6 +74,19 @@ def tiny_model(seed: int = 0, **changes) -> Transformer:
 
 
 @torch.no_grad()
+def talking_model_dir(out, tiny_data, seed: int):
+    """A tiny model of random weights (d 64), scrambled so that sentences get outputs of their
+    own (a briefly trained one says nothing yet), saved in `out` with the tiny data's
+    SentencePiece model."""
+    model = tiny_model(seed=seed, d_model=64)
+    for weight in model.parameters():
+        weight.add_(torch.randn_like(weight) * 0.5)
+    model.save(out)
+    (out / "spm.model").write_bytes((tiny_data / "spm.model").read_bytes())
+    return out
+
+
+@torch.no_grad()
 def perturb_vectors(model: Transformer, scale: float = 0.1) -> None:
     """Move biases and LayerNorm gains off their initial 0 and 1, so a swapped one would show."""
     for p in model.parameters():

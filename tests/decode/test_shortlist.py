@@ -17,7 +17,7 @@ from aiayn.decode.shortlisted import CutLayer, Shortlisting, cut
 from aiayn.decode.translate import load_model, translate_lines
 from aiayn.evaluate.shortlist import top_targets
 from aiayn.layout import SHORTLIST_FILE
-from tests.conftest import tiny_model
+from tests.conftest import talking_model_dir
 
 GREEDY = DecodeConfig(beam=1, max_len_a=0.0, max_len_b=8)
 BEAM = DecodeConfig(beam=3, max_len_a=0.0, max_len_b=8)
@@ -26,14 +26,7 @@ BEAM = DecodeConfig(beam=3, max_len_a=0.0, max_len_b=8)
 @pytest.fixture(scope="module")
 def model_dir(tiny_data, tmp_path_factory):
     """A tiny model of random weights, scrambled so that sentences get outputs of their own."""
-    out = tmp_path_factory.mktemp("shortlist") / "model"
-    model = tiny_model(seed=3, d_model=64)
-    with torch.no_grad():
-        for weight in model.parameters():
-            weight.add_(torch.randn_like(weight) * 0.5)
-    model.save(out)
-    shutil.copyfile(tiny_data / "spm.model", out / "spm.model")
-    return out
+    return talking_model_dir(tmp_path_factory.mktemp("shortlist") / "model", tiny_data, seed=3)
 
 
 @pytest.fixture(scope="module")

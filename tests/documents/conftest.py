@@ -4,16 +4,13 @@ n-1-j), so that every placement can be computed by hand."""
 
 from __future__ import annotations
 
-import shutil
-
 import numpy as np
 import pytest
-import torch
 
 from aiayn.config import DecodeConfig
 from aiayn.decode.attention_maps import Attention
 from aiayn.engines.base import Translation
-from tests.conftest import tiny_model
+from tests.conftest import talking_model_dir
 
 
 class WordTokenizer:
@@ -74,11 +71,4 @@ def scripted() -> ReversingTranslator:
 def talking_model(tiny_data, tmp_path_factory):
     """A tiny model of random weights, scrambled so that sentences get outputs of their own
     (a briefly trained one says nothing yet), with the tiny data's SentencePiece model."""
-    out = tmp_path_factory.mktemp("documents") / "model"
-    model = tiny_model(seed=2, d_model=64)
-    with torch.no_grad():
-        for weight in model.parameters():
-            weight.add_(torch.randn_like(weight) * 0.5)
-    model.save(out)
-    shutil.copyfile(tiny_data / "spm.model", out / "spm.model")
-    return out
+    return talking_model_dir(tmp_path_factory.mktemp("documents") / "model", tiny_data, seed=2)
