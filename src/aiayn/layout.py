@@ -36,6 +36,7 @@ TOKENIZER_FILE = "spm.model"
 TARGET_TOKENIZER_FILE = "spm.tgt.model"
 SEARCH_FILE = "search.json"  # the length setting chosen on validation (evaluate/tuned.py)
 SHORTLIST_FILE = "shortlist.safetensors"  # candidate output pieces per source piece (decode/)
+VMAP_FILE = "vmap.txt"  # the shortlist in a CTranslate2 export: its vocabulary map (export/)
 
 # A run directory
 RUN_CONFIG = "run.json"

@@ -35,6 +35,18 @@ def damaged(f: Fixtures, tmp: Path) -> Outcome:
     return translate_with_shortlist(f, tmp, lambda path: path.write_bytes(b"\x08\x00not safe"))
 
 
+def export(*flags: str, shortlist: bytes | None = None):
+    """`aiayn export` of a copy of the tiny run, its model holding `shortlist` (None: none)."""
+
+    def case(f: Fixtures, tmp: Path) -> Outcome:
+        run = copy(f.run, tmp / "run")
+        if shortlist is not None:
+            (layout.model_dir(run) / layout.SHORTLIST_FILE).write_bytes(shortlist)
+        return aiayn(["export", str(run), "--out", str(tmp / "out"), *flags])
+
+    return case
+
+
 def build(*flags: str):
     def case(f: Fixtures, tmp: Path) -> Outcome:
         run = copy(f.run, tmp / "run")
@@ -78,6 +90,18 @@ CASES = [
         tensors(torch.zeros(V, 2), torch.tensor([3], dtype=torch.int32)),
         2,
         ("candidates is torch.float32", "not 2-D integers", FIX),
+    ),
+    Case(
+        "export --format ctranslate2 of a model whose shortlist is damaged",
+        export("--format", "ctranslate2", shortlist=b"\x08\x00not safe"),
+        2,
+        ("shortlist.safetensors: not a readable shortlist", FIX, "delete it"),
+    ),
+    Case(
+        "export --format onnx --no-shortlist",
+        export("--format", "onnx", "--no-shortlist"),
+        2,
+        ("--no-shortlist is for --format ctranslate2 only", "full output layer"),
     ),
     Case(
         "shortlist --k 0",

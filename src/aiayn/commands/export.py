@@ -24,6 +24,12 @@ def add(commands) -> None:
         default=None,
         help="ctranslate2 only: int8, int8_float32, float16, bfloat16, ...; default: float32",
     )
+    e.add_argument(
+        "--no-shortlist",
+        action="store_true",
+        help="ctranslate2: leave the model's lexical shortlist out (by default it goes along as "
+        "CTranslate2's vocabulary map, vmap.txt, which `--engine ctranslate2` then uses)",
+    )
     e.set_defaults(run=run_export)
 
 
@@ -38,13 +44,23 @@ def run_export(args: argparse.Namespace) -> int:
 
 def to_ctranslate2(model_dir: Path, args: argparse.Namespace) -> None:
     from aiayn.export.ctranslate2 import export_ctranslate2
+    from aiayn.layout import VMAP_FILE
 
-    export_ctranslate2(model_dir, args.out, quantization=args.quantization)
+    export_ctranslate2(
+        model_dir, args.out, quantization=args.quantization, with_shortlist=not args.no_shortlist
+    )
+    if (Path(args.out) / VMAP_FILE).is_file():
+        print(f"the lexical shortlist went along as CTranslate2's vocabulary map ({VMAP_FILE})")
 
 
 def to_onnx(model_dir: Path, args: argparse.Namespace) -> None:
     if args.quantization is not None:
         raise ValueError("--quantization is for --format ctranslate2 only")
+    if args.no_shortlist:
+        raise ValueError(
+            "--no-shortlist is for --format ctranslate2 only: ONNX graphs always hold the full "
+            "output layer"
+        )
     from aiayn.export.onnx import OPSET, export_onnx
 
     export_onnx(model_dir, args.out)

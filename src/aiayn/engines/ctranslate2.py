@@ -2,7 +2,9 @@
 
 The same text pipeline as our own engine: our SentencePiece model, the over-long-line policy,
 the output limit a * source length + b per sentence. CTranslate2's beam search divides the
-log-probability by |Y|^alpha (our `--length-penalty power`); it has no GNMT penalty.
+log-probability by |Y|^alpha (our `--length-penalty power`); it has no GNMT penalty. An export
+of a model with a lexical shortlist holds it as CTranslate2's vocabulary map, used unless the
+search says `shortlist=False` (`--no-shortlist`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from aiayn.decode.controls.alternatives import word_at
 from aiayn.decode.controls.words import Controls
 from aiayn.decode.translate import limit_length
 from aiayn.engines.base import EMPTY, Alternative, Translation
+from aiayn.layout import VMAP_FILE
 
 UNSUPPORTED = (
     "CTranslate2 has no {} (its issues #739, #1469); our own search has: --engine aiayn "
@@ -54,6 +57,8 @@ class CTranslate2Translator:
                 "`aiayn export RUN --format ctranslate2 --out DIR`"
             )
         self.tokenizer = Tokenizer(directory)
+        vmap = directory / VMAP_FILE
+        self.shortlist = vmap if vmap.is_file() else None  # its vocabulary map, where it has one
         self.translator = ctranslate2.Translator(
             str(directory), device=device, intra_threads=threads
         )
@@ -114,6 +119,7 @@ class CTranslate2Translator:
                 max_decoding_length=max(max_len, 1),
                 min_decoding_length=cfg.min_len,
                 no_repeat_ngram_size=cfg.no_repeat_ngram,
+                use_vmap=cfg.shortlist and self.shortlist is not None,
                 return_scores=True,
                 target_prefix=[prefixes[i] for i in rows] if any(prefixes) else None,
                 return_alternatives=alternatives,
@@ -136,7 +142,8 @@ class CTranslate2Translator:
     ) -> list[Alternative]:
         """CTranslate2's own `return_alternatives`: the k best pieces after the prefix, each
         completed; kept where they make distinct words."""
-        cfg = (cfg or self.default_search).replace(nbest=1)
+        # searched over the whole output layer, as our own engine searches them
+        cfg = (cfg or self.default_search).replace(nbest=1, shortlist=False)
         if not line.strip():
             return []
         prefix = self._prefixes([line], controls)

@@ -5,6 +5,9 @@ choices survive as they are: the sinusoids go in as the position table itself (i
 concatenated, whichever the model was trained with), the tied matrix serves embeddings and
 output projection, post- or pre-norm, the activation, and our bos/eos/unk pieces.
 
+A model's lexical shortlist goes along as CTranslate2's vocabulary map (`vmap.txt`, used with
+`use_vmap`): each source piece's candidates, and the frequent pieces under an empty source.
+
 What CTranslate2 cannot do: its beam search divides by |Y|^alpha (our `--length-penalty power`),
 not the paper's GNMT ((5+|Y|)/6)^alpha; and its position table has a fixed size.
 """
@@ -18,6 +21,7 @@ import torch
 from torch import Tensor
 
 from aiayn.data.tokenizer import Tokenizer
+from aiayn.decode.shortlist import Shortlist, read_shortlist
 from aiayn.evaluate.tuned import carry_tuned
 from aiayn.files import atomic_directory
 from aiayn.layout import TOKENIZER_FILE
@@ -155,8 +159,31 @@ if ctranslate2 is not None:
             return model_spec(self.model, self.tokenizer, self.max_positions)
 
 
+def vocabulary_map(shortlist: Shortlist, tokenizer: Tokenizer) -> str:
+    """The shortlist in CTranslate2's vocabulary-map form: `SOURCE<TAB>TARGET TARGET ...`, a
+    line per source piece that has candidates, and the always-allowed pieces after an empty
+    source (CTranslate2 adds its unk, bos and eos itself)."""
+    pieces = tokenizer.pieces(range(shortlist.vocab_size))
+    spaced = [p for p in pieces if p != p.strip() or len(p.split()) != 1]
+    if spaced:
+        raise ValueError(
+            f"{tokenizer.path}: piece {spaced[0]!r} holds white space, which CTranslate2's "
+            "vocabulary map cannot write; export with --no-shortlist"
+        )
+    lines = ["\t" + " ".join(pieces[i] for i in shortlist.frequent.tolist())]
+    for source, row in enumerate(shortlist.candidates.tolist()):
+        targets = [pieces[i] for i in row if i >= 0]
+        if targets:
+            lines.append(pieces[source] + "\t" + " ".join(targets))
+    return "\n".join(lines) + "\n"
+
+
 def export_ctranslate2(
-    model_dir: Path, out: Path, quantization: str | None = None, max_positions: int = MAX_POSITIONS
+    model_dir: Path,
+    out: Path,
+    quantization: str | None = None,
+    max_positions: int = MAX_POSITIONS,
+    with_shortlist: bool = True,
 ) -> Path:
     """Convert an aiayn model directory into a CTranslate2 one at `out`, written atomically,
     with our SentencePiece model beside the weights.
@@ -166,15 +193,23 @@ def export_ctranslate2(
         out: the CTranslate2 model directory to write (replaced if it exists).
         quantization: CTranslate2's weight type (int8, float16, ...); None keeps float32.
         max_positions: rows of the position table, the longest source or output it can take.
+        with_shortlist: the model's lexical shortlist, where it has one, as the vocabulary map.
     """
     require_ctranslate2()
     model = Transformer.load(model_dir).eval()
     tokenizer = Tokenizer(model_dir)
+    shortlist = read_shortlist(Path(model_dir), model.cfg.vocab_size) if with_shortlist else None
     with atomic_directory(Path(out)) as tmp, torch.no_grad():
+        vmap = None
+        if shortlist is not None:
+            vmap = tmp / "shortlist.vmap"
+            vmap.write_text(vocabulary_map(shortlist, tokenizer), encoding="utf-8")
         converted = tmp / "model"  # the converter wants to create its directory itself
         AiaynConverter(model, tokenizer, max_positions).convert(
-            str(converted), quantization=quantization
+            str(converted), vmap=None if vmap is None else str(vmap), quantization=quantization
         )
+        if vmap is not None:
+            vmap.unlink()  # the converter keeps its own copy, VMAP_FILE
         for path in converted.iterdir():
             path.rename(tmp / path.name)
         converted.rmdir()
