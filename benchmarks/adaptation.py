@@ -28,24 +28,15 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: harness/
 
+from harness.cells import SEARCH, aiayn, finished, scored
 from harness.machine import cpu_model
 
 SYSTEMS = ("scratch", "fine-tuned", "fine-tuned + mixed")
-SEARCH: dict = {"beam": 4, "alpha": 1.0, "length_penalty": "power", "stop": "k-finished"}
-
-
-def aiayn(*args: str, log: Path) -> None:
-    """One `aiayn` command to completion, its output in `log`; a failure stops the table."""
-    cmd = [sys.executable, "-m", "aiayn", *args]
-    with open(log, "w", encoding="utf-8") as out:
-        if subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT).returncode != 0:
-            sys.exit(f"{' '.join(cmd)} failed; see {log}")
 
 
 def prepared(a: argparse.Namespace) -> dict[str, Path]:
@@ -67,7 +58,7 @@ def prepared(a: argparse.Namespace) -> dict[str, Path]:
 def trained(a: argparse.Namespace, system: str, minutes: float, data: dict[str, Path]) -> Path:
     """The run of one cell, trained unless it already finished."""
     run = a.work / f"{system.replace(' + ', '-').replace(' ', '-')}-{minutes:g}min"
-    if (run / "checkpoints" / "averaged").is_dir() or (run / "checkpoints" / "best").is_dir():
+    if finished(run):
         return run
     common = ["--max-minutes", f"{minutes:g}", "--no-progress", "--set", "tune_search=false"]
     common += ["--precision", a.precision] if a.precision else []
@@ -78,18 +69,6 @@ def trained(a: argparse.Namespace, system: str, minutes: float, data: dict[str, 
         args = ["--init", str(a.general), "--data", str(which), "--recipe", "finetune"]
     aiayn("train", "--out", str(run), *args, *common, log=a.work / f"{run.name}.log")
     return run
-
-
-def scored(model: Path, data: Path) -> dict[str, float]:
-    """Test BLEU and chrF of a model (a run: its best or averaged model) under SEARCH."""
-    from aiayn.config import DecodeConfig
-    from aiayn.engines import open_translator
-    from aiayn.evaluate.split import evaluate_split
-
-    translator = open_translator(model)
-    cfg = DecodeConfig(**SEARCH)
-    found = evaluate_split(data, "test", lambda lines: translator.translate(lines, cfg))
-    return {"bleu": round(found.scores.bleu, 2), "chrf": round(found.scores.chrf, 2)}
 
 
 def main() -> None:

@@ -1,0 +1,38 @@
+"""Benchmarks made of cells (benchmarks/adaptation.py, benchmarks/backtranslation.py): each cell
+a run of `aiayn` commands whose outputs stay in a work directory, so that a table fills across
+sessions; and a model's scores on a test split under one fixed search."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+# Every model of a table decodes with the same search, so the table compares weights, not
+# settings: beam 4, |Y|^1.0, fairseq's stopping rule (CTranslate2 has them too).
+SEARCH: dict = {"beam": 4, "alpha": 1.0, "length_penalty": "power", "stop": "k-finished"}
+
+
+def aiayn(*args: str, log: Path) -> None:
+    """One `aiayn` command to completion, its output in `log`; a failure stops the table."""
+    cmd = [sys.executable, "-m", "aiayn", *args]
+    with open(log, "w", encoding="utf-8") as out:
+        if subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT).returncode != 0:
+            sys.exit(f"{' '.join(cmd)} failed; see {log}")
+
+
+def finished(run: Path) -> bool:
+    """Whether a training run got to its end (its best or averaged checkpoint is written)."""
+    return any((run / "checkpoints" / name).is_dir() for name in ("averaged", "best"))
+
+
+def scored(model: Path, data: Path, split: str = "test") -> dict[str, float]:
+    """BLEU and chrF of a model (a run: its best or averaged model) on a split, under SEARCH."""
+    from aiayn.config import DecodeConfig
+    from aiayn.engines import open_translator
+    from aiayn.evaluate.split import evaluate_split
+
+    translator = open_translator(model)
+    cfg = DecodeConfig(**SEARCH)
+    found = evaluate_split(data, split, lambda lines: translator.translate(lines, cfg))
+    return {"bleu": round(found.scores.bleu, 2), "chrf": round(found.scores.chrf, 2)}
