@@ -12,7 +12,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "Controls": "aiayn.decode.controls.words",
     "DecodeConfig": "aiayn.config",
-    "Glossary": "aiayn.decode.controls.glossary",
+    "Glossary": "aiayn.data.glossary",
     "LineTranslator": "aiayn.documents.lines",
     "Protector": "aiayn.documents.protect",
     "EngineConfig": "aiayn.config",
@@ -26,7 +26,7 @@ _LAZY = {
 
 if TYPE_CHECKING:
     from aiayn.config import PRESETS, DecodeConfig, EngineConfig, ModelConfig, preset
-    from aiayn.decode.controls.glossary import Glossary
+    from aiayn.data.glossary import Glossary
     from aiayn.decode.controls.words import Controls
     from aiayn.documents.lines import LineTranslator
     from aiayn.documents.protect import Protector

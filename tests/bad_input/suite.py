@@ -24,6 +24,7 @@ from tests.bad_input import (
     server,
     shortlist,
     subword,
+    terms,
     vocab,
 )
 from tests.bad_input.kit import Case, Fixtures, Outcome, make_fixtures
@@ -48,6 +49,7 @@ CASES: list[Case] = [
     *shortlist.CASES,
     *vocab.CASES,
     *backtranslate.CASES,
+    *terms.CASES,
 ]
 
 

@@ -5,7 +5,7 @@ from fastapi.testclient import TestClient
 
 from aiayn import Controls, DecodeConfig, Glossary, open_translator
 from aiayn.cli import main
-from aiayn.decode.controls.glossary import Term
+from aiayn.data.glossary import Term
 from aiayn.serve.app import Limits, create_app
 from tests.engines.test_one_interface import models  # noqa: F401  (a fixture)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from aiayn.decode.controls.glossary import Glossary
+from aiayn.data.glossary import Glossary
 from tests.fuzz.conftest import FUZZ
 from tests.fuzz.mutate import huge_line, mutated, read_or_refuse, scratch, wrongly_encoded
 

@@ -64,6 +64,14 @@ def add_corpus(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--no-bt-tag", action="store_true", help="synthetic sources without the <BT> tag"
     )
+    p.add_argument(
+        "--terms",
+        type=Path,
+        metavar="TERMBASE",
+        help="term-aware training: a glossary file (source<TAB>target); each training source "
+        "gets a term's target inline where the pair's target uses it in any form, so the model "
+        "learns to place and inflect glossary terms (docs/translation.md, Glossary)",
+    )
     p.add_argument("--src-file", type=Path, help="source side, one sentence per line")
     p.add_argument("--tgt-file", type=Path, help="target side, aligned line by line")
     p.add_argument("--src-lang", default="en", metavar="LANG", help="source language (ISO 639-1)")
@@ -145,6 +153,7 @@ NOT_WITH_LANGS = {
     "corpora": None,
     "weights": None,
     "no_bt_tag": False,
+    "terms": None,
     "src_file": None,
     "tgt_file": None,
     "src_lang": "en",
@@ -169,6 +178,7 @@ def run_prepare(args: argparse.Namespace) -> int:
         out=args.out,
         corpora=mixed_corpora(args),
         bt_tag=not args.no_bt_tag,
+        terms=args.terms,
         src_file=args.src_file,
         tgt_file=args.tgt_file,
         src_lang=args.src_lang,

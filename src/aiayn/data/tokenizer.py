@@ -16,10 +16,13 @@ from aiayn.data.bpe_dropout import dropout_merges, words
 from aiayn.data.bt_tag import BT_TAG
 from aiayn.data.case_markup import EVERY_MARKER, capitalised, mark, markup_of, unmark
 from aiayn.data.sources import DataError
+from aiayn.data.term_tags import TERM_TAGS
 from aiayn.layout import TOKENIZER_FILE
 
 PAD_ID, BOS_ID, EOS_ID, UNK_ID = 0, 1, 2, 3  # the same ids as ModelConfig's defaults
 WORD_START = "▁"  # SentencePiece's mark of a word's start (a space)
+
+INPUT_ONLY = frozenset((BT_TAG, *TERM_TAGS))  # pieces no output shows
 
 
 class Tokenizer:
@@ -52,8 +55,11 @@ class Tokenizer:
             raise DataError(f"{path}: special ids differ from pad=0, bos=1, eos=2")
         unk = self._sp.unk_id()
         self._markup = markup_of(m for m in EVERY_MARKER if self._sp.piece_to_id(m) != unk)
-        # Input-only pieces that no output may show: the <BT> tag of back-translated sources.
-        self._input_only = {i for i in [self._sp.piece_to_id(BT_TAG)] if i != unk}
+        # Input-only pieces that no output may show: the <BT> tag of back-translated sources,
+        # the tags around a term of term-aware training (data/term_tags.py).
+        tags = self._sp.piece_to_id([BT_TAG, *TERM_TAGS])
+        self._input_only = {i for i in tags if i != unk}
+        self.term_aware = all(i != unk for i in tags[1:])  # a model that learned the term tags
         self._casings: dict[str, str] = {}
 
     @property
@@ -158,7 +164,7 @@ class Tokenizer:
 
     def join(self, pieces: list[str]) -> str:
         """The text that a sequence of pieces spells (input-only pieces left out)."""
-        pieces = [p for p in pieces if p != BT_TAG]
+        pieces = [p for p in pieces if p not in INPUT_ONLY]
         if not self._markup:
             return self._sp.decode_pieces(pieces)
         lead = list(itertools.takewhile(lambda p: p in EVERY_MARKER, pieces))

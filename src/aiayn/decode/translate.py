@@ -13,6 +13,7 @@ from torch import Tensor
 
 from aiayn import layout
 from aiayn.config import DecodeConfig
+from aiayn.data.term_tags import with_terms
 from aiayn.data.tokenizer import Tokenizer
 from aiayn.decode.beam import Hypothesis, beam_search
 from aiayn.decode.compiled import CompiledModel
@@ -132,7 +133,17 @@ def translate_lines(
     search = decoder(cfg, steer)
     once = steer is None and not cfg.sample  # nothing but the line decides its translation
     narrow = narrower(shortlist, cfg, steer)
-    return tokenizer.decode(decode_lines(model, tokenizer, lines, search, [], cfg, once, narrow))
+    source = term_annotated(controls, tokenizer, lines)
+    return tokenizer.decode(decode_lines(model, tokenizer, source, search, [], cfg, once, narrow))
+
+
+def term_annotated(controls: Controls | None, tokenizer: Tokenizer, lines: list[str]) -> list[str]:
+    """The lines a term-aware model reads: each glossary term followed by its target, tagged
+    (data/term_tags.py); any other model reads them as they are."""
+    if controls is None or controls.glossary is None or not tokenizer.term_aware:
+        return lines
+    glossary = controls.glossary
+    return [with_terms(line, glossary) for line in lines]
 
 
 def narrower(
@@ -201,7 +212,8 @@ def nbest_hypotheses(
 
     empty_line: list[Hypothesis] = []
     narrow = narrower(shortlist, cfg, steer)
-    hyps = decode_lines(model, tokenizer, lines, search, empty_line, cfg, steer is None, narrow)
+    source = term_annotated(controls, tokenizer, lines)
+    hyps = decode_lines(model, tokenizer, source, search, empty_line, cfg, steer is None, narrow)
     empty = [("", Hypothesis([], 0.0, 0.0))]
     return [[(tokenizer.decode([h.tokens])[0], h) for h in line] or empty for line in hyps]
 

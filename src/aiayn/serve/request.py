@@ -9,7 +9,7 @@ from dataclasses import replace
 from pydantic import BaseModel, ConfigDict, Field
 
 from aiayn.config import DecodeConfig, DocumentFormat
-from aiayn.decode.controls.glossary import Glossary
+from aiayn.data.glossary import Glossary
 from aiayn.decode.controls.words import Controls
 from aiayn.documents.protect import Protector
 from aiayn.documents.translate import RETRANSLATING, DocumentOptions
@@ -37,7 +37,10 @@ class TranslateRequest(BaseModel):
         None, description="the text each translation starts with: one, or one per text"
     )
     glossary: list[list[str]] | None = Field(
-        None, description="[source term, target term] pairs the translations must respect"
+        None,
+        description="[source term, target term] pairs the translations must respect; a third "
+        'item "inflect" lets a term-aware model choose the form ("exact", the default, keeps '
+        "it as written)",
     )
     glossary_case: bool = Field(False, description="match source terms' case exactly")
     suppress: list[str] = Field([], description="words the translations must never contain")

@@ -40,7 +40,7 @@ def add_controls(p: argparse.ArgumentParser) -> None:
 
 def controls_of(args: argparse.Namespace) -> Controls | None:
     """The controls the command line asks for (files read and checked now); None: none."""
-    from aiayn.decode.controls.glossary import Glossary
+    from aiayn.data.glossary import Glossary
     from aiayn.decode.controls.words import Controls
 
     if args.glossary_case and args.glossary is None:

@@ -87,6 +87,9 @@ class PrepareOptions(CommonOptions):
     test_files: tuple[Path, ...] = ()
     corpora: tuple[CorpusSpec, ...] = ()  # several corpora, the first the main (mixing.py)
     bt_tag: bool = True  # synthetic corpora's sources begin with <BT> (tagged back-translation)
+    # a termbase (source TAB target [TAB exact|inflect]): training sources annotated with its
+    # terms where the target uses them (term-aware training, data/term_tags.py)
+    terms: Path | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -22,6 +22,8 @@ from tqdm import tqdm
 from aiayn.data.bt_tag import BT_TAG
 from aiayn.data.clean import CleanReport
 from aiayn.data.data_dir import DataMeta
+from aiayn.data.glossary import Glossary
+from aiayn.data.lemmas import Lemmas
 from aiayn.data.prepare.binarize import binarize
 from aiayn.data.prepare.bpe import default_vocab_size
 from aiayn.data.prepare.corpus import Corpus, open_corpus
@@ -52,6 +54,7 @@ from aiayn.data.prepare.vocab import (
     unknown_pieces,
 )
 from aiayn.data.sources import DataError
+from aiayn.data.term_tags import TERM_TAGS, TermAnnotator
 from aiayn.layout import SIDES, DataFiles
 
 __all__ = ["PrepareOptions", "build", "prepare"]
@@ -66,8 +69,22 @@ def prepare(opts: PrepareOptions) -> dict:
     `if __name__ == "__main__":`.
     """
     check_out(Path(opts.out))
-    if opts.vocab is not None:
-        check_symbols(open_vocabulary(opts.vocab), bt_symbols(opts))  # before any work
+    term_annotator(opts)  # a bad termbase is refused before any work
+    if opts.vocab is not None:  # before any work
+        vocab = open_vocabulary(opts.vocab)
+        check_symbols(
+            vocab,
+            bt_symbols(opts),
+            "the --synthetic corpus's sources begin with",
+            "give --no-bt-tag (untagged back-translation), or prepare without --vocab",
+        )
+        check_symbols(
+            vocab,
+            TERM_TAGS if opts.terms else (),
+            "--terms writes around each term",
+            "a model learns the tags in its first training: prepare without --vocab, or drop "
+            "--terms",
+        )
     return build_aside(opts, build)
 
 
@@ -80,6 +97,7 @@ class Splits:
     held_out: dict[str, SplitWriter]  # "valid", "test", "valid-NAME"...: their (closed) writers
     given: dict[str, CleanReport]  # the held-out splits given as files, and their cleaning
     sizes: dict[str, int]  # pairs per split, train first
+    terms: TermAnnotator | None = None  # --terms: its annotations of the training sources
 
     @property
     def main(self) -> Corpus:
@@ -127,6 +145,18 @@ def bt_symbols(opts: PrepareOptions) -> tuple[str, ...]:
     return (BT_TAG,) if opts.bt_tag and any(s.synthetic for s in opts.mix()) else ()
 
 
+def term_annotator(opts: PrepareOptions) -> TermAnnotator | None:
+    """The annotator of training sources where `--terms` gives a termbase (else None)."""
+    if opts.terms is None:
+        return None
+    if not Path(opts.terms).is_file():
+        raise DataError(f"--terms {opts.terms}: no such file; give a termbase, source<TAB>target")
+    try:
+        return TermAnnotator(Glossary.load(opts.terms), Lemmas(opts.tgt_lang))
+    except ValueError as err:
+        raise DataError(f"--terms: {err}") from None
+
+
 def vocabulary(opts: PrepareOptions, files: DataFiles, n_train: int) -> Vocabulary:
     """Each side's tokenizer: one joint BPE for both languages, learned on the training split
     only; or (`--vocab MODEL`) the model's, copied."""
@@ -138,7 +168,7 @@ def vocabulary(opts: PrepareOptions, files: DataFiles, n_train: int) -> Vocabula
         opts.vocab_size or default_vocab_size(n_train),
         max_sentences=opts.bpe_sentences,
         exact=opts.vocab_size is not None,  # a default size may shrink to what the data has
-        user_symbols=bt_symbols(opts),
+        user_symbols=bt_symbols(opts) + (TERM_TAGS if opts.terms else ()),
     )
     return Vocabulary(dict.fromkeys(SIDES, model_file), size)
 
@@ -160,7 +190,8 @@ def read_and_split(opts: PrepareOptions, report: CleanReport) -> Splits:
             for share, corpus in zip(shares, corpora, strict=True):
                 split_corpus(opts, share, corpus, held_out, candidates)
         train = SplitWriter(out, "train", 1, stack)
-        write_train(opts, work / "train.candidates.tsv", held_out, shares, train)
+        terms = term_annotator(opts)
+        write_train(opts, work / "train.candidates.tsv", held_out, shares, train, terms)
     for share in shares:
         share.clean.kept = share.kept + sum(share.held_out_sizes().values())
         add_report(report, share.clean)
@@ -169,7 +200,7 @@ def read_and_split(opts: PrepareOptions, report: CleanReport) -> Splits:
         if n == 0:
             raise DataError(f"the {split} split is empty; check the corpus and the split sizes")
     shutil.rmtree(work)
-    return Splits(corpora, shares, writers, given, sizes)
+    return Splits(corpora, shares, writers, given, sizes, terms)
 
 
 def named(opts: PrepareOptions) -> list[tuple[CorpusSpec, str]]:
@@ -242,10 +273,25 @@ def write_meta(opts: PrepareOptions, splits: Splits, vocab: Vocabulary) -> None:
     ).save(Path(opts.out))
 
 
+def terms_report(opts: PrepareOptions, terms: TermAnnotator | None) -> dict[str, Any]:
+    """--terms: how many training sources were annotated, with how many terms."""
+    if terms is None:
+        return {}
+    return {
+        "terms": {
+            "termbase": str(opts.terms),
+            "terms": len(terms.glossary.terms),
+            "annotated_pairs": terms.pairs,
+            "annotations": terms.terms,
+        }
+    }
+
+
 def corpus_report(opts: PrepareOptions, splits: Splits, report: CleanReport) -> dict[str, Any]:
     """The report's first entries: the corpus, its cleaning, the given sets, the split."""
     return {
         "corpus": splits.description,
+        **terms_report(opts, splits.terms),
         "cleaning": report.to_dict(),
         "corpora": mix_report(splits.shares, splits.corpora),
         "given": {s: r.to_dict() for s, r in splits.given.items()},

@@ -27,6 +27,12 @@ def render_report(result: dict, report: CleanReport, given: dict[str, CleanRepor
     lines = [f"corpus: {result['corpus']}", *report.lines(), *mix_lines(result["corpora"])]
     for split, r in given.items():
         lines += [f"{split} files given:", *("  " + line for line in r.lines())]
+    if "terms" in result:  # prepare --terms
+        t = result["terms"]
+        lines.append(
+            f"terms: {t['annotated_pairs']:,} training sources annotated with {t['annotations']:,} "
+            f"terms of {t['termbase']} ({t['terms']:,} terms; their targets used in any form)"
+        )
     split = result["split"]
     sizes = split["sizes"]
     lines.append(

@@ -19,6 +19,7 @@ from aiayn.data.prepare.corpus import FILTER_BATCH, Corpus, batched, check_encod
 from aiayn.data.prepare.mixing import CorpusSpec, copies
 from aiayn.data.prepare.options import PrepareOptions
 from aiayn.data.sources import DataError, Pair
+from aiayn.data.term_tags import TermAnnotator
 from aiayn.layout import SIDES, DataFiles
 
 HELD_OUT = ("valid", "test")
@@ -157,10 +158,16 @@ def split_corpus(
 
 
 def write_train(
-    opts: PrepareOptions, candidates: Path, held_out: set[int], shares: list[CorpusShare], train
+    opts: PrepareOptions,
+    candidates: Path,
+    held_out: set[int],
+    shares: list[CorpusShare],
+    train,
+    terms: TermAnnotator | None = None,
 ) -> None:
     """Training pairs, less any whose source sentence is held out (no leakage), each written
-    as often as its corpus's weight says; a synthetic corpus's sources tagged <BT>."""
+    as often as its corpus's weight says; a synthetic corpus's sources tagged <BT>; with a
+    termbase, sources annotated with the terms their targets use."""
     with open(candidates, encoding="utf-8") as f:
         for line in f:
             src, tgt, where, index = line.rstrip("\n").split("\t")
@@ -171,6 +178,7 @@ def write_train(
             share.kept += 1
             spec = share.spec
             n = copies(spec.weight, opts.seed, share.index, src, tgt)
+            src = terms(src, tgt) if terms is not None else src
             pair = Pair(bt_tagged(src) if spec.synthetic and opts.bt_tag else src, tgt, where)
             for _ in range(n):
                 train.write(pair)

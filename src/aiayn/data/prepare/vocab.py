@@ -73,16 +73,16 @@ def open_vocabulary(path: Path) -> Vocabulary:
     return Vocabulary(tokenizers, rows, directory)
 
 
-def check_symbols(vocab: Vocabulary, symbols: tuple[str, ...]) -> None:
-    """The pieces the data needs whole (the <BT> tag of a tagged synthetic corpus) are pieces of
-    the model: a model that never saw the tag would read it as unknown pieces."""
+def check_symbols(vocab: Vocabulary, symbols: tuple[str, ...], needed: str, fix: str) -> None:
+    """The pieces the data needs whole (the <BT> tag of a tagged synthetic corpus, the term
+    tags) are pieces of the model: a model that never saw a tag would read it as unknown pieces.
+    needed: what needs them; fix: what to do instead."""
     tokenizer = Tokenizer(vocab.tokenizers["src"])
     missing = [s for s in symbols if tokenizer.piece_ids([s])[0] == UNK_ID]
     if missing:
         raise DataError(
             f"--vocab {vocab.model}: its vocabulary has no piece {', '.join(missing)} "
-            f"({vocab.tokenizers['src']}), which the --synthetic corpus's sources begin with; "
-            "give --no-bt-tag (untagged back-translation), or prepare without --vocab"
+            f"({vocab.tokenizers['src']}), which {needed}; {fix}"
         )
 
 

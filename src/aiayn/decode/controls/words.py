@@ -10,8 +10,8 @@ from dataclasses import dataclass
 import torch
 
 from aiayn.config import DecodeConfig
+from aiayn.data.glossary import Glossary, Term
 from aiayn.data.tokenizer import Tokenizer
-from aiayn.decode.controls.glossary import Glossary, Term
 from aiayn.decode.controls.steering import SentenceControls
 
 
@@ -21,7 +21,8 @@ class Controls:
 
     target_prefix: per input line, the text its translation starts with ("" none); None: no
         prefixes. `prefix_from` names where they come from, for messages.
-    glossary: terms whose target must appear where their source does.
+    glossary: terms whose target must appear where their source does (as written, or, for
+        a term-aware model and an `inflect` term, in the form the model chooses).
     suppress: words (each a sequence of pieces) the translation must never contain.
     """
 
@@ -73,6 +74,8 @@ def sentence_controls(
     out: list[SentenceControls | None] = []
     for n, line in enumerate(lines):
         terms = controls.glossary.terms_for(line) if controls.glossary else []
+        if tokenizer.term_aware:  # the model reads every term inline; only exact ones constrain
+            terms = [t for t in terms if t.exact]
         ids = [tuple(x) for x in tokenizer.encode([t.target for t in terms])] if terms else []
         limit = max(1, int(cfg.max_len_a * (lengths[n] + 1) + cfg.max_len_b))
         fit(terms, ids, len(prefix_ids[n]), limit, n + 1)

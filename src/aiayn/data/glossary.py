@@ -1,6 +1,9 @@
-"""Glossaries: source term TAB target term, one pair a line. A term applies to a sentence when
-its source words occur in it as whole words (case-insensitive unless asked); its target words
-must then appear in the translation (constraints.py makes the search keep them).
+"""Glossaries: source term TAB target term [TAB exact|inflect], one pair a line. A term applies
+to a sentence when its source words occur in it as whole words (case-insensitive unless asked).
+An exact term's target words must then appear in the translation as written
+(decode/controls/constraints.py makes the search keep them); an `inflect` term is given to a
+term-aware model inline in the source (data/term_tags.py), which places and inflects it. A
+model without term tags constrains every term.
 
 Matching is Python's `re` on word boundaries (`\\b`-like lookarounds over `\\w`), with the terms
 indexed by their first word so that a large glossary costs a dictionary look-up per word of a
@@ -18,11 +21,15 @@ from pathlib import Path
 WORD = re.compile(r"\w+")
 
 
+FORMS = {"exact": True, "inflect": False}  # the optional third column: is the form required?
+
+
 @dataclass(frozen=True)
 class Term:
     source: str
     target: str
     where: str  # e.g. "terms.tsv, line 3": for messages
+    exact: bool = True  # the target as written (constrained); False: a form the model chooses
 
     def __str__(self) -> str:
         return f"{self.source!r} -> {self.target!r} ({self.where})"
@@ -67,16 +74,19 @@ class Glossary:
 
     @staticmethod
     def of(
-        pairs: Iterable[tuple[str, str] | list[str]], case: bool = False, name: str = "glossary"
+        pairs: Iterable[tuple[str, ...] | list[str]], case: bool = False, name: str = "glossary"
     ) -> Glossary:
-        """From (source, target) pairs, e.g. an API request's; `name` for messages."""
+        """From (source, target[, "exact"|"inflect"]) entries, e.g. an API request's; `name`
+        for messages."""
         terms = []
         for i, pair in enumerate(pairs):
-            if len(pair) != 2:
+            if len(pair) not in (2, 3):
                 raise ValueError(
-                    f"{name} entry {i}: {list(pair)!r} is not a pair; give [source, target]"
+                    f"{name} entry {i}: {list(pair)!r} is not a pair; give [source, target] or "
+                    '[source, target, "exact"|"inflect"]'
                 )
-            terms.append(Term(pair[0], pair[1], f"{name} entry {i}"))
+            where = f"{name} entry {i}"
+            terms.append(Term(pair[0], pair[1], where, exact_form(pair[2:], where)))
         return Glossary(tuple(terms), case)
 
     @staticmethod
@@ -92,12 +102,15 @@ class Glossary:
             if not line.strip():
                 continue
             parts = line.split("\t")
-            if len(parts) != 2:
+            if len(parts) not in (2, 3):
                 what = "no tab" if len(parts) == 1 else f"{len(parts) - 1} tabs"
                 raise ValueError(
-                    f"{path}, line {n}: {line!r} has {what}; write `source term<TAB>target term`"
+                    f"{path}, line {n}: {line!r} has {what}; write `source term<TAB>target term` "
+                    "(and optionally `<TAB>exact` or `<TAB>inflect`)"
                 )
-            terms.append(Term(parts[0].strip(), parts[1].strip(), f"{path}, line {n}"))
+            where = f"{path}, line {n}"
+            form = exact_form([x.strip() for x in parts[2:]], where)
+            terms.append(Term(parts[0].strip(), parts[1].strip(), where, form))
         return Glossary(tuple(terms), case)
 
     def terms_for(self, line: str) -> list[Term]:
@@ -106,3 +119,30 @@ class Glossary:
         found = [t for w in words for t, p in self._index.get(w, []) if p.search(line)]
         order = {id(t): i for i, t in enumerate(self.terms)}
         return sorted(found, key=lambda t: order[id(t)])
+
+    def matches(self, line: str) -> list[tuple[int, int, Term]]:
+        """Where terms occur in `line`: (start, end, term) in order, none overlapping; of two
+        that overlap, the one starting first, then the longer, is kept."""
+        words = set(WORD.findall(self._fold(line)))
+        spans = sorted(
+            ((m.start(), -m.end(), t) for w in words for t, p in self._index.get(w, [])
+             for m in p.finditer(line)),
+            key=lambda x: (x[0], x[1]),
+        )  # fmt: skip
+        kept: list[tuple[int, int, Term]] = []
+        for start, end, term in spans:
+            if not kept or start >= kept[-1][1]:
+                kept.append((start, -end, term))
+        return kept
+
+
+def exact_form(column: list[str] | tuple[str, ...], where: str) -> bool:
+    """The third column's meaning: none or "exact" -> True, "inflect" -> False."""
+    if not column:
+        return True
+    if column[0].lower() not in FORMS:
+        raise ValueError(
+            f"{where}: third column {column[0]!r}; write exact (the target as written, the "
+            "default) or inflect (a term-aware model chooses its form)"
+        )
+    return FORMS[column[0].lower()]

@@ -1,0 +1,144 @@
+"""Term-aware training (data/term_tags.py, `prepare --terms`) and translation with a term-aware
+model: terms written inline where the target uses them in any form, the tags single input-only
+pieces, and at translation an `inflect` term given inline instead of constrained."""
+
+import re
+
+import pytest
+import torch
+
+from aiayn import Controls, DecodeConfig, open_translator
+from aiayn.data.glossary import Glossary
+from aiayn.data.lemmas import Lemmas
+from aiayn.data.term_tags import TERM_TAGS, TermAnnotator, annotated, with_terms
+from aiayn.data.tokenizer import Tokenizer
+from aiayn.decode.controls.words import sentence_controls
+from aiayn.decode.translate import term_annotated
+from tests.conftest import tiny_model
+from tests.data.conftest import prepared_tsv, synthetic_pairs, write_tsv
+
+# Inflected uses: the termbase holds the lemma, the targets the plural
+INFLECTED = [
+    ("The houses are old.", "Die Häuser sind alt."),
+    ("A dog sees houses.", "Ein Hund sieht Häuser."),
+]
+
+
+def termbase(path, *rows: str):
+    path.write_text("".join(r + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_matches_keep_the_first_and_longest_of_overlapping_terms():
+    g = Glossary.of([("old man", "Greis"), ("man", "Mann"), ("old", "alt")])
+    line = "The old man and the man."
+    found = [(line[s:e], t.target) for s, e, t in g.matches(line)]
+    assert found == [("old man", "Greis"), ("man", "Mann")]
+    spans = [(s, e, t.target) for s, e, t in g.matches(line)]
+    assert (
+        annotated(line, spans) == "The <t> old man <t=> Greis </t> and the <t> man <t=> Mann </t>."
+    )
+
+
+def test_a_term_is_annotated_where_the_target_uses_it_in_any_form():
+    g = Glossary.of([("houses", "Haus"), ("dog", "Hund"), ("cat", "Katze")])
+    annotate = TermAnnotator(g, Lemmas("de"))
+    assert annotate(*INFLECTED[0]) == "The <t> houses <t=> Haus </t> are old."
+    # "cat" is not in the target: no annotation for it (the model would learn to ignore terms)
+    assert annotate("A cat sees houses.", "Eine Maus sieht Häuser.") == (
+        "A cat sees <t> houses <t=> Haus </t>."
+    )
+    assert (annotate.pairs, annotate.terms) == (2, 2)
+
+
+def test_the_third_column_says_exact_or_inflect(tmp_path):
+    g = Glossary.load(
+        termbase(tmp_path / "t.tsv", "dog\tHund", "house\tHaus\tinflect", "cat\tKatze\tEXACT")
+    )
+    assert [t.exact for t in g.terms] == [True, False, True]
+    assert [t.exact for t in Glossary.of([("a", "b", "inflect"), ("c", "d")]).terms] == [
+        False,
+        True,
+    ]
+
+
+@pytest.fixture(scope="module")
+def term_data(tmp_path_factory):
+    """A prepared corpus with a termbase: two terms, one of them used inflected."""
+    tmp = tmp_path_factory.mktemp("terms")
+    pairs = synthetic_pairs(300, seed=5) + INFLECTED * 10
+    corpus = write_tsv(tmp / "corpus.tsv", pairs)
+    terms = termbase(tmp / "terms.tsv", "dog\tHund", "houses\tHaus\tinflect")
+    return prepared_tsv(corpus, tmp / "data", terms=terms)
+
+
+def test_prepare_terms_annotates_training_sources_only(term_data):
+    train = (term_data / "train.src.txt").read_text(encoding="utf-8").splitlines()
+    tgt = (term_data / "train.tgt.txt").read_text(encoding="utf-8").splitlines()
+    with_dog = [s for s, t in zip(train, tgt, strict=True) if "Hund" in t]
+    assert with_dog and all(re.search("<t> [Dd]og <t=> Hund </t>", s) for s in with_dog)
+    assert any("<t> houses <t=> Haus </t>" in s for s in train)  # the target says "Häuser"
+    for split in ("valid", "test"):
+        assert "<t>" not in (term_data / f"{split}.src.txt").read_text(encoding="utf-8")
+    report = (term_data / "report.txt").read_text(encoding="utf-8")
+    assert "training sources annotated" in report and "terms.tsv (2 terms" in report
+
+
+@pytest.fixture(scope="module")
+def plain_data(tmp_path_factory):
+    """A corpus prepared without --terms: its vocabulary has no tags."""
+    tmp = tmp_path_factory.mktemp("no-terms")
+    return prepared_tsv(write_tsv(tmp / "corpus.tsv", synthetic_pairs(200, seed=6)), tmp / "data")
+
+
+def test_the_tags_are_single_input_only_pieces(term_data, plain_data):
+    tok = Tokenizer(term_data)
+    assert tok.term_aware
+    ids = tok.encode(["See the <t> dog <t=> Hund </t> now."])[0]
+    assert all(i != tok.unk_id for i in tok.piece_ids(list(TERM_TAGS)))
+    assert set(tok.piece_ids(list(TERM_TAGS))) <= set(ids)
+    assert "<t" not in tok.decode([ids])[0] and "</t>" not in tok.join(tok.pieces(ids))
+    assert not Tokenizer(plain_data).term_aware
+
+
+def test_a_term_aware_model_reads_terms_inline_and_constrains_exact_ones_only(
+    term_data, plain_data
+):
+    tok = Tokenizer(term_data)
+    g = Glossary.of([("dog", "Hund"), ("houses", "Haus", "inflect")])
+    lines = ["The dog sees houses.", "A cat."]
+    controls = Controls(glossary=g)
+    assert term_annotated(controls, tok, lines) == [
+        "The <t> dog <t=> Hund </t> sees <t> houses <t=> Haus </t>.",
+        "A cat.",
+    ]
+    assert with_terms("A cat.", g) == "A cat."
+    steer = sentence_controls(controls, tok, lines, DecodeConfig())
+    (dog,) = tok.encode(["Hund"])
+    assert steer[0] is not None and steer[0].terms == (tuple(dog),)  # "Haus" is not forced
+    # A model without the tags: the line as it is, every term constrained
+    plain = Tokenizer(plain_data)
+    assert term_annotated(controls, plain, lines) == lines
+    assert len(sentence_controls(controls, plain, lines, DecodeConfig())[0].terms) == 2
+
+
+@torch.no_grad()
+def test_translate_with_a_term_aware_model_shows_no_tag(term_data, tmp_path):
+    """A term-aware model (random weights, scrambled to say something) reads the terms inline;
+    whatever it writes, the tags never reach the output."""
+    tok = Tokenizer(term_data)
+    model = tiny_model(seed=2, d_model=64, vocab_size=tok.vocab_size)
+    for weight in model.parameters():
+        weight.add_(torch.randn_like(weight) * 0.5)
+    model.save(tmp_path / "model")
+    (tmp_path / "model" / "spm.model").write_bytes((term_data / "spm.model").read_bytes())
+    translator = open_translator(tmp_path / "model")
+    g = Glossary.of([("dog", "Hund", "inflect"), ("houses", "Haus")])
+    lines = ["The dog sees houses.", "A big old dog."]
+    found = translator.nbest(lines, DecodeConfig(beam=2, max_len_b=12), Controls(glossary=g))
+    for hyps, line in zip(found, lines, strict=True):
+        assert "<t" not in hyps[0].text and "</t>" not in hyps[0].text
+        if "houses" in line:  # the exact term is kept as written
+            assert "Haus" in hyps[0].text
+    plain = translator.translate(lines, DecodeConfig(beam=1, max_len_b=12))
+    assert len(plain) == 2 and not any("<t" in x for x in plain)  # no glossary: as ever
