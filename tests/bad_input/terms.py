@@ -23,11 +23,14 @@ def prepare_terms(termbase: str | None, *argv: str) -> Callable[[Fixtures, Path]
             terms.write_text(termbase, encoding="utf-8")
         names = {"RUN": str(f.run)}
         argv_ = ["prepare", "--out", str(data), "--corpus", str(f.corpus), "--terms", str(terms)]
-        out = aiayn([*argv_, *(names.get(a, a) for a in argv), *SMALL_PREPARE])
+        sizes = SMALL_PREPARE if "--vocab" not in argv else HELD_OUT  # --vocab takes no size
+        out = aiayn([*argv_, *(names.get(a, a) for a in argv), *sizes])
         return Outcome(out.code, out.message, digest(data) == before, out.traceback)
 
     return case
 
+
+HELD_OUT = ["--valid-size", "20", "--test-size", "20", "--no-progress"]
 
 CASES = [
     Case(
