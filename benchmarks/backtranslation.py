@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import hashlib
 import json
 import sys
 from pathlib import Path
@@ -51,7 +50,8 @@ SYSTEMS = {  # name -> the synthetic corpus and prepare's flags; None: the paral
 
 
 def where(u: float, share: float) -> str:
-    """The part a chapter goes to, from its hash u in [0, 1)."""
+    """The part a chapter goes to, from its seeded hash u in [0, 1) (the one `prepare` splits
+    by)."""
     if u < HELD_OUT:
         return "valid"
     if u < 2 * HELD_OUT:
@@ -59,15 +59,11 @@ def where(u: float, share: float) -> str:
     return "parallel" if u < 2 * HELD_OUT + share * (1 - 2 * HELD_OUT) else "monolingual"
 
 
-def unit(chapter: str, seed: int) -> float:
-    digest = hashlib.sha256(f"{seed}:{chapter}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") / 2**64
-
-
 def corpus(a: argparse.Namespace) -> dict[str, Path]:
     """The parallel, held-out and monolingual files under WORK/corpus (written once)."""
     from aiayn.data.clean import CleanReport
     from aiayn.data.prepare.bible import default_db, read_bible
+    from aiayn.data.prepare.splits import seeded_unit
 
     out = a.work / "corpus"
     files = {n: out / f"{n}.tsv" for n in ("parallel", "reverse", "valid", "test", "valid-rev")}
@@ -77,13 +73,13 @@ def corpus(a: argparse.Namespace) -> dict[str, Path]:
     out.mkdir(parents=True, exist_ok=True)
     parts: dict[str, list[str]] = {n: [] for n in ("valid", "test", "parallel")}
     for pair in read_bible(default_db(), SOURCE, TARGET, [], CleanReport()):
-        part = where(unit(pair.group, a.seed), a.share)
+        part = where(seeded_unit(pair.group, a.seed), a.share)
         if part != "monolingual":
             parts[part].append(f"{pair.src}\t{pair.tgt}")
     german = [
         pair.tgt  # the Schlachter verses of the monolingual chapters
         for pair in read_bible(default_db(), SOURCE, MONOLINGUAL, [], CleanReport())
-        if where(unit(pair.group, a.seed), a.share) == "monolingual"
+        if where(seeded_unit(pair.group, a.seed), a.share) == "monolingual"
     ]
     k = int(a.ratio * len(parts["parallel"]))
     if len(german) < k:

@@ -113,26 +113,28 @@ class Glossary:
             terms.append(Term(parts[0].strip(), parts[1].strip(), where, form))
         return Glossary(tuple(terms), case)
 
+    def _candidates(self, line: str) -> list[tuple[Term, re.Pattern[str]]]:
+        """The terms whose first word is a word of `line`: the only ones that can occur."""
+        words = set(WORD.findall(self._fold(line)))
+        return [found for w in words for found in self._index.get(w, [])]
+
     def terms_for(self, line: str) -> list[Term]:
         """The terms whose source occurs in `line`, in glossary order."""
-        words = set(WORD.findall(self._fold(line)))
-        found = [t for w in words for t, p in self._index.get(w, []) if p.search(line)]
+        found = [t for t, p in self._candidates(line) if p.search(line)]
         order = {id(t): i for i, t in enumerate(self.terms)}
         return sorted(found, key=lambda t: order[id(t)])
 
     def matches(self, line: str) -> list[tuple[int, int, Term]]:
         """Where terms occur in `line`: (start, end, term) in order, none overlapping; of two
         that overlap, the one starting first, then the longer, is kept."""
-        words = set(WORD.findall(self._fold(line)))
-        spans = sorted(
-            ((m.start(), -m.end(), t) for w in words for t, p in self._index.get(w, [])
-             for m in p.finditer(line)),
-            key=lambda x: (x[0], x[1]),
-        )  # fmt: skip
+        spans = [
+            (m.start(), m.end(), t) for t, p in self._candidates(line) for m in p.finditer(line)
+        ]
+        spans.sort(key=lambda x: (x[0], -x[1]))
         kept: list[tuple[int, int, Term]] = []
-        for start, end, term in spans:
-            if not kept or start >= kept[-1][1]:
-                kept.append((start, -end, term))
+        for span in spans:
+            if not kept or span[0] >= kept[-1][1]:
+                kept.append(span)
         return kept
 
 

@@ -1,6 +1,6 @@
 """Whether a text uses a term in any inflected form: the same lemmas, in order (simplemma, a
 dictionary lemmatizer for ~50 languages: pure Python, no model to download). Term-aware
-training (`prepare --terms`) and the count of terms a translation uses both ask it."""
+training (`prepare --terms`) asks it."""
 
 from __future__ import annotations
 
@@ -37,8 +37,9 @@ class Lemmas:
         """The lemma of each word of `text`, in order."""
         return [self.lemma(w) for w in WORD.findall(text)]
 
-    def uses(self, term: str, text: str) -> bool:
-        """Whether `text` holds `term`'s words in some form (their lemmas, contiguous)."""
-        want, have = self.of(term), self.of(text)
+    def uses(self, term: str, have: list[str]) -> bool:
+        """Whether a text whose lemmas are `have` (`of`) holds `term`'s words in some form:
+        their lemmas, contiguous."""
+        want = self.of(term)
         n = len(want)
         return n > 0 and any(have[i : i + n] == want for i in range(len(have) - n + 1))

@@ -15,19 +15,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aiayn.data.glossary import Glossary
+from aiayn.data.glossary import Glossary, Term
 from aiayn.data.lemmas import Lemmas
 
 TERM_OPEN, TERM_TARGET, TERM_CLOSE = "<t>", "<t=>", "</t>"
 TERM_TAGS = (TERM_OPEN, TERM_TARGET, TERM_CLOSE)
 
 
-def annotated(line: str, found: list[tuple[int, int, str]]) -> str:
-    """`line` with each (start, end, target) span followed by its target term, tagged; the
-    spans in order, none overlapping (`Glossary.matches`)."""
+def annotated(line: str, found: list[tuple[int, int, Term]]) -> str:
+    """`line` with each (start, end, term) span followed by its target term, tagged; the spans
+    in order, none overlapping (`Glossary.matches`)."""
     out, at = [], 0
-    for start, end, target in found:
-        tagged = f"{TERM_OPEN} {line[start:end]} {TERM_TARGET} {target} {TERM_CLOSE}"
+    for start, end, term in found:
+        tagged = f"{TERM_OPEN} {line[start:end]} {TERM_TARGET} {term.target} {TERM_CLOSE}"
         out += [line[at:start], tagged]
         at = end
     return "".join([*out, line[at:]])
@@ -35,8 +35,7 @@ def annotated(line: str, found: list[tuple[int, int, str]]) -> str:
 
 def with_terms(line: str, glossary: Glossary) -> str:
     """A line to translate, every glossary term found in it annotated (exact or not)."""
-    found = glossary.matches(line)
-    return annotated(line, [(s, e, t.target) for s, e, t in found]) if found else line
+    return annotated(line, glossary.matches(line))
 
 
 @dataclass
@@ -49,11 +48,10 @@ class TermAnnotator:
     terms: int = 0  # annotations written
 
     def __call__(self, src: str, tgt: str) -> str:
-        found = [
-            (s, e, t.target)
-            for s, e, t in self.glossary.matches(src)
-            if self.lemmas.uses(t.target, tgt)
-        ]
+        found = self.glossary.matches(src)
+        if found:  # the target's lemmas, once for all its terms
+            have = self.lemmas.of(tgt)
+            found = [m for m in found if self.lemmas.uses(m[2].target, have)]
         if not found:
             return src
         self.pairs += 1

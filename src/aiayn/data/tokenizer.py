@@ -57,9 +57,9 @@ class Tokenizer:
         self._markup = markup_of(m for m in EVERY_MARKER if self._sp.piece_to_id(m) != unk)
         # Input-only pieces that no output may show: the <BT> tag of back-translated sources,
         # the tags around a term of term-aware training (data/term_tags.py).
-        tags = self._sp.piece_to_id([BT_TAG, *TERM_TAGS])
-        self._input_only = {i for i in tags if i != unk}
-        self.term_aware = all(i != unk for i in tags[1:])  # a model that learned the term tags
+        terms = self._sp.piece_to_id(list(TERM_TAGS))
+        self.term_aware = unk not in terms  # a model that learned the term tags
+        self._input_only = {i for i in [self._sp.piece_to_id(BT_TAG), *terms] if i != unk}
         self._casings: dict[str, str] = {}
 
     @property

@@ -66,10 +66,15 @@ class CorpusShare:
         return {w.split: w.count for w in self.holds.values() if w is not None}
 
 
+def seeded_unit(group: str, seed: int) -> float:
+    """A number in [0, 1) from a seeded hash of the group: the same on every run and machine."""
+    digest = hashlib.blake2b(f"{seed}|{group}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") / 2**64
+
+
 def assign_split(group: str, seed: int, p_valid: float, p_test: float) -> str:
     """A split for a group, from a seeded hash: deterministic, and the same for every member."""
-    digest = hashlib.blake2b(f"{seed}|{group}".encode(), digest_size=8).digest()
-    u = int.from_bytes(digest, "little") / 2**64
+    u = seeded_unit(group, seed)
     return "test" if u < p_test else "valid" if u < p_test + p_valid else "train"
 
 
