@@ -18,9 +18,9 @@ so all see the same pieces:
 
 No run tunes its search at the close (`tune_search=false`): every model is scored with the same
 search, beam 4, |Y|^1.0, fairseq's stopping rule, so the table compares weights, not settings.
-Each cell is a run directory under WORK; one that finished is scored again, not retrained, so
-the table fills across sessions (`--only` names the cells to run now). Minutes are wall-clock:
-run it alone. Printed with the CPU model and the date.
+Each cell is a run directory under WORK; one that finished is not retrained, and its scores are
+kept in WORK/scores, so the table fills across sessions (`--only` names the cells to run now).
+Minutes are wall-clock: run it alone. Printed with the CPU model and the date.
 """
 
 from __future__ import annotations
@@ -92,8 +92,8 @@ def main() -> None:
             rows.append({"system": system, "minutes": minutes, "model": str(run)})
     for row in rows:
         model = Path(row["model"])
-        row["domain"] = scored(model, data["domain"])
-        row["general"] = scored(model, a.general_data)
+        for part, where in (("domain", data["domain"]), ("general", a.general_data)):
+            row[part] = scored(model, where, a.work / "scores" / f"{model.name}-{part}.json")
         print(json.dumps(row), flush=True)
     about = {"cpu": cpu_model(), "date": datetime.date.today().isoformat(), "search": SEARCH}
     print(f"{about['cpu']}, {about['date']}; test BLEU / chrF, beam 4, |Y|^1.0")

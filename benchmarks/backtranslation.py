@@ -141,7 +141,8 @@ def cell(a: argparse.Namespace, files: dict[str, Path], system: str) -> dict:
     name = system.strip("+ ").replace(", ", "-").replace(" ", "-")
     data = prepared(a, name, corpora, held_out)
     run = trained(a, name, data)
-    return {"system": system, "run": str(run), **scored(run, data)}
+    memo = a.work / "scores" / f"{name}.json"
+    return {"system": system, "run": str(run), **scored(run, data, memo)}
 
 
 def main() -> None:

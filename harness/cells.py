@@ -4,6 +4,7 @@ sessions; and a model's scores on a test split under one fixed search."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -26,13 +27,28 @@ def finished(run: Path) -> bool:
     return any((run / "checkpoints" / name).is_dir() for name in ("averaged", "best"))
 
 
-def scored(model: Path, data: Path, split: str = "test") -> dict[str, float]:
-    """BLEU and chrF of a model (a run: its best or averaged model) on a split, under SEARCH."""
+def scored(model: Path, data: Path, memo: Path, split: str = "test") -> dict[str, float]:
+    """BLEU and chrF of a model (a run: its best or averaged model) on a split, under SEARCH.
+    Kept in `memo` (JSON), and read back from it while the model's files, the data and the
+    search are the same: a table that stopped while scoring goes on where it stopped."""
     from aiayn.config import DecodeConfig
     from aiayn.engines import open_translator
     from aiayn.evaluate.split import evaluate_split
+    from aiayn.files import atomic_write
 
+    key = {"model": str(model), "newest": _newest(model), "data": str(data), "split": split}
+    key["search"] = SEARCH
+    if memo.is_file() and (kept := json.loads(memo.read_text()))["key"] == key:
+        return kept["scores"]
     translator = open_translator(model)
     cfg = DecodeConfig(**SEARCH)
     found = evaluate_split(data, split, lambda lines: translator.translate(lines, cfg))
-    return {"bleu": round(found.scores.bleu, 2), "chrf": round(found.scores.chrf, 2)}
+    scores = {"bleu": round(found.scores.bleu, 2), "chrf": round(found.scores.chrf, 2)}
+    memo.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(memo, lambda tmp: tmp.write_text(json.dumps({"key": key, "scores": scores})))
+    return scores
+
+
+def _newest(model: Path) -> int:
+    """The latest modification time (ns) of a model's files: a retrained cell is scored anew."""
+    return max((f.stat().st_mtime_ns for f in model.rglob("*") if f.is_file()), default=0)
