@@ -1,7 +1,8 @@
-"""Bad subword-sampling settings (`aiayn train --set subword_sampling=ALPHA`): alpha outside
-[0, 1) or not a number, an unknown subword_sampling_sides, beside guided alignment or case
-augmentation, and a data directory whose training text no longer matches its ids (the data
-directory left as it was)."""
+"""Bad settings of the small-data regularisers. Subword sampling (`aiayn train --set
+subword_sampling=ALPHA`): alpha outside [0, 1) or not a number, an unknown
+subword_sampling_sides, beside guided alignment or case augmentation, and a data directory whose
+training text no longer matches its ids (the data directory left as it was). Word and activation
+dropout outside [0, 1)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,18 @@ def text_cut_short(f: Fixtures, tmp: Path) -> Outcome:
 
 
 CASES = [
+    Case(
+        "train --set word_dropout=1",
+        train_with("word_dropout=1"),
+        2,
+        ("word_dropout must be in [0, 1)", "got 1"),
+    ),
+    Case(
+        "train --set activation_dropout=-0.1",
+        train_with("activation_dropout=-0.1"),
+        2,
+        ("activation_dropout must be in [0, 1)", "got -0.1"),
+    ),
     Case(
         "train --set subword_sampling=1",
         train_with("subword_sampling=1"),

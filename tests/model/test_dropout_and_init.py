@@ -54,3 +54,32 @@ def test_initialisation():
     bound = (6 / (D + D)) ** 0.5  # Xavier-uniform for one D x D matrix, not the stacked 3D x D
     assert w_q.abs().max() <= bound and w_q.abs().max() > 0.9 * bound
     assert torch.all(model.encoder_layers[0].ffn.w_1.bias == 0)
+
+
+def test_activation_and_word_dropout_are_off_by_default_and_only_in_training():
+    src = padded_batch([6, 4], preset("tiny"), seed=5)
+    tgt_in = padded_batch([5, 5], preset("tiny"), seed=6, start_with_bos=True)
+    plain = tiny_model(seed=64, dropout=0.0)
+    assert plain.encoder_layers[0].ffn.inner_dropout is None  # no module, so no call at 0
+    for field in ("activation_dropout", "word_dropout"):
+        dropped = tiny_model(seed=64, dropout=0.0, **{field: 0.5})
+        with torch.no_grad():
+            torch.testing.assert_close(dropped(src, tgt_in), plain(src, tgt_in), rtol=0, atol=0)
+            plain.train()
+            dropped.train()
+            assert (dropped(src, tgt_in) - plain(src, tgt_in)).abs().max() > 1e-3, field
+            plain.eval()
+
+
+def test_word_dropout_zeroes_whole_tokens_and_keeps_the_expectation():
+    from aiayn.model.dropout import word_dropout
+
+    torch.manual_seed(0)
+    e = torch.randn(64, 50, 16)
+    out = word_dropout(e, 0.25, training=True)
+    zeroed = (out == 0).all(-1)  # (B, L): whole rows or none
+    assert ((out == 0) == zeroed.unsqueeze(-1)).all()
+    assert abs(zeroed.float().mean().item() - 0.25) < 0.03
+    kept = ~zeroed
+    torch.testing.assert_close(out[kept], e[kept] / 0.75)
+    assert word_dropout(e, 0.25, training=False) is e

@@ -29,6 +29,9 @@ class ModelConfig(FrozenConfig):
     n_decoder_layers: int = 6  # N for the decoder stack
     dropout: float = 0.1  # P_drop: on embedding+position sums and on every sub-layer output
     attention_dropout: float = 0.0  # on attention weights; not in the paper, so off by default
+    # Not in the paper either, both off by default; for small corpora (Sennrich & Zhang 2019):
+    activation_dropout: float = 0.0  # inside the FFN, on max(0, x W_1 + b_1) (fairseq's name)
+    word_dropout: float = 0.0  # whole input tokens' embeddings zeroed, source and target
     norm_first: bool = False  # False: the paper's post-norm LayerNorm(x + Sublayer(x))
     norm_eps: float = 1e-5  # LayerNorm epsilon, inside the square root
     activation: Activation = "relu"  # FFN non-linearity: relu (paper), gelu, or swish (= SiLU)
@@ -50,7 +53,7 @@ class ModelConfig(FrozenConfig):
             problems.append(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}")
         if self.d_model % 2:
             problems.append(f"d_model={self.d_model} must be even for sinusoidal positions")
-        for name in ("dropout", "attention_dropout"):
+        for name in REGULARIZATION:
             if not 0.0 <= getattr(self, name) < 1.0:
                 problems.append(f"{name} must be in [0, 1), got {getattr(self, name)}")
         if self.activation not in ACTIVATIONS:
@@ -85,7 +88,7 @@ class ModelConfig(FrozenConfig):
 
 # The fields that change how a model trains, not the function its weights compute: a run that
 # starts from a model's weights (`train --init`) may set them; every other field is the model's.
-REGULARIZATION = ("dropout", "attention_dropout")
+REGULARIZATION = ("dropout", "attention_dropout", "activation_dropout", "word_dropout")
 
 # The paper's two models (Table 3), a CPU-sized model, a student's and a tiny one for tests.
 PRESETS: dict[str, ModelConfig] = {

@@ -76,6 +76,16 @@ def dropout(x: Tensor, p: float, training: bool) -> Tensor:
     return _MaskedScale.apply(x, as_multiplier(keep, x.dtype), scale)
 
 
+def word_dropout(e: Tensor, p: float, training: bool) -> Tensor:
+    """Zero whole tokens' embeddings (B, L, D) with probability p each, in training, and scale
+    the rest by 1 / (1 - p) as dropout does: the model learns to translate around a missing
+    word (Gal & Ghahramani 2016; Sennrich & Zhang 2019 for small corpora). Positions stay."""
+    if not training or p == 0.0:
+        return e
+    keep = torch.rand(e.shape[:-1], device=e.device) >= p  # (B, L)
+    return e * (keep.unsqueeze(-1).to(e.dtype) / (1 - p))
+
+
 class Dropout(nn.Module):
     """`torch.nn.Dropout`'s interface and function, with the cheaper CPU mask."""
 

@@ -23,17 +23,23 @@ Layer = TypeVar("Layer", bound=nn.Module)  # the class of a stack's layers (`lay
 
 
 class FeedForward(nn.Module):
-    """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2, applied at every position (section 3.3)."""
+    """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2, applied at every position (section 3.3);
+    with `activation_dropout`, the inner activations are dropped out in training."""
 
-    def __init__(self, d_model: int, d_ff: int, activation: str = "relu") -> None:
+    def __init__(
+        self, d_model: int, d_ff: int, activation: str = "relu", activation_dropout: float = 0.0
+    ) -> None:
         super().__init__()
         self.w_1 = nn.Linear(d_model, d_ff)
         self.w_2 = nn.Linear(d_ff, d_model)
         self.activation = _ACTIVATIONS[activation]
+        # none at 0: the paper's FFN, with not even a call in its way
+        self.inner_dropout = Dropout(activation_dropout) if activation_dropout else None
 
     def forward(self, x: Tensor) -> Tensor:
         """(B, L, D) -> (B, L, D), position by position."""
-        return self.w_2(self.activation(self.w_1(x)))  # (B, L, F) -> (B, L, D)
+        h = self.activation(self.w_1(x))  # (B, L, F)
+        return self.w_2(h if self.inner_dropout is None else self.inner_dropout(h))
 
 
 class Residual(nn.Module):
@@ -76,6 +82,7 @@ class LayerSpec:
     norm_first: bool
     norm_eps: float
     activation: str
+    activation_dropout: float = 0.0
 
     def residual(self) -> Residual:
         return Residual(self.d_model, self.dropout, self.norm_first, self.norm_eps)
@@ -84,7 +91,7 @@ class LayerSpec:
         return MultiHeadAttention(self.d_model, self.n_heads, self.attention_dropout)
 
     def feed_forward(self) -> FeedForward:
-        return FeedForward(self.d_model, self.d_ff, self.activation)
+        return FeedForward(self.d_model, self.d_ff, self.activation, self.activation_dropout)
 
 
 class EncoderLayer(nn.Module):

@@ -18,7 +18,7 @@ from aiayn.files import atomic_write
 from aiayn.layout import CONFIG_FILE, WEIGHTS_FILE
 from aiayn.model.attention import MultiHeadAttention
 from aiayn.model.cache import FixedKVCache, KVCache, empty_self_kv
-from aiayn.model.dropout import Dropout
+from aiayn.model.dropout import Dropout, word_dropout
 from aiayn.model.layers import DecoderLayer, EncoderLayer, LayerSpec, layers_of
 from aiayn.model.masks import decoder_mask, padding_mask
 from aiayn.model.outputs import AttentionMaps, Decoded, Encoded
@@ -76,6 +76,7 @@ class Transformer(nn.Module):
             norm_first=cfg.norm_first,
             norm_eps=cfg.norm_eps,
             activation=cfg.activation,
+            activation_dropout=cfg.activation_dropout,
         )
         # One matrix serves source, target and output when tied (section 3.4).
         self.src_embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
@@ -131,7 +132,8 @@ class Transformer(nn.Module):
         D = self.cfg.d_model
         positions = start + torch.arange(tokens.shape[1], device=tokens.device)  # (L,)
         pe = sinusoidal_encoding(positions, D, self.cfg.positional, self.inv_freq)  # (L, D)
-        x = table(tokens) * math.sqrt(D) + pe.to(table.weight.dtype)  # (B, L, D)
+        e = word_dropout(table(tokens), self.cfg.word_dropout, self.training)  # (B, L, D)
+        x = e * math.sqrt(D) + pe.to(table.weight.dtype)  # (B, L, D)
         return self.embed_dropout(x)
 
     def _target_table(self) -> nn.Embedding:
