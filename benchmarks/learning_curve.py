@@ -1,0 +1,195 @@
+"""A learning curve: training recipes against corpus size and kind at equal minutes; test BLEU
+and chrF. Issue 56's table, the evidence a small-data recipe is chosen on.
+
+    .venv/bin/python benchmarks/learning_curve.py --work WORK [--kinds bible gettext] \
+        [--sizes 2000 5000 15000 full] [--minutes 15] [--precision fp32] [--json FILE]
+
+The corpora, made once under WORK: the default corpus (the Bible, World English Bible ->
+Elberfelder 1932, as `aiayn prepare` splits it by chapter) and software messages
+(`benchmarks/gettext_corpus.py`: Debian's gettext catalogues, whole packages held out). Each
+size is a seeded sample of the kind's training pairs, the smaller inside the larger (one curve,
+not independent draws); validation and test are the kind's own at every size, one reference.
+
+The recipes (RECIPES), each a `prepare` vocabulary and a `train` setting over `--preset small
+--recipe short`:
+- `current`: what a user gets today (prepare's vocabulary for the size: 8,000 below 50,000 pairs);
+- `small-data`: Sennrich & Zhang (2019)'s remedies: a smaller vocabulary, dropout 0.3, attention
+  and activation dropout 0.1, word dropout 0.1, label smoothing 0.2;
+- `small-data + sampling`: the same with subword sampling (`subword_sampling=0.1`).
+Three seeds (`train --set seed`) at the two smallest sizes, one above. Every run stops after
+`--minutes` of wall clock (`--max-minutes`; no search tuned at the close, one search for all:
+harness/cells.py) and is scored on the test split.
+
+Cells are run directories under WORK: a finished one is kept with its scores, so the table fills
+across sessions (`--kinds`/`--sizes` choose what runs now); one that was cut off is trained again
+from nothing, as its minutes are wall clock. Within a (kind, size) block the recipes take turns
+seed by seed. Minutes are comparable only on one CPU: each cell records its CPU, and the table
+marks a block whose cells ran on different ones. Run it alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: harness/
+
+from harness.cells import SEARCH, aiayn, finished, scored
+from harness.machine import cpu_model
+
+SIZES = ("2000", "5000", "15000", "full")
+SEEDED = 2  # the smallest sizes get 3 seeds
+SMALL_DATA = [
+    "dropout=0.3",
+    "attention_dropout=0.1",
+    "activation_dropout=0.1",
+    "word_dropout=0.1",
+    "label_smoothing=0.2",
+]
+RECIPES: dict[str, list[str]] = {  # name -> train's --set items
+    "current": [],
+    "small-data": SMALL_DATA,
+    "small-data + sampling": [*SMALL_DATA, "subword_sampling=0.1"],
+}
+
+
+def small_vocabulary(pairs: int) -> int:
+    """The small-data recipes' BPE size: fewer merges for less text (Sennrich & Zhang 2019)."""
+    return 2_000 if pairs <= 5_000 else 4_000 if pairs <= 15_000 else 8_000
+
+
+def splits(a: argparse.Namespace, kind: str) -> dict[str, list[str]]:
+    """The kind's train, valid and test pairs as TSV lines (written once under WORK/KIND)."""
+    out = a.work / kind
+    files = {n: out / f"{n}.tsv" for n in ("train", "valid", "test")}
+    if not all(f.is_file() for f in files.values()):
+        out.mkdir(parents=True, exist_ok=True)
+        if kind == "gettext":
+            here = Path(__file__).resolve().parent
+            cmd = [str(here / "gettext_corpus.py"), "--out", str(out / "corpus")]
+            script(cmd, out / "corpus.log")
+            for name, f in files.items():
+                shutil.copyfile(out / "corpus" / f"{name}.tsv", f)
+        else:
+            base = out / "prepared"
+            aiayn("prepare", "--out", str(base), "--no-progress", log=out / "prepare.log")
+            for name, f in files.items():
+                src = (base / f"{name}.src.txt").read_text(encoding="utf-8").splitlines()
+                tgt = (base / f"{name}.tgt.txt").read_text(encoding="utf-8").splitlines()
+                f.write_text("".join(f"{s}\t{t}\n" for s, t in zip(src, tgt, strict=True)))
+    return {n: f.read_text(encoding="utf-8").splitlines() for n, f in files.items()}
+
+
+def script(cmd: list[str], log: Path) -> None:
+    """A script of this folder to completion, its output in `log`, as `aiayn` runs a command."""
+    with open(log, "w", encoding="utf-8") as out:
+        if subprocess.run([sys.executable, *cmd], stdout=out, stderr=out).returncode != 0:
+            sys.exit(f"{' '.join(cmd)} failed; see {log}")
+
+
+def sample(pairs: list[str], size: str, seed: int = 1) -> list[str]:
+    """`size` pairs of the training split (all for "full"), each sample inside the larger ones,
+    in the corpus's order."""
+    if size == "full" or int(size) >= len(pairs):
+        return pairs
+    order = list(range(len(pairs)))
+    random.Random(seed).shuffle(order)
+    return [pairs[i] for i in sorted(order[: int(size)])]
+
+
+def prepared(a: argparse.Namespace, kind: str, size: str, recipe: str) -> Path:
+    """The data directory of one (kind, size, vocabulary), made once."""
+    found = splits(a, kind)
+    train = sample(found["train"], size)
+    vocab = [] if recipe == "current" else ["--vocab-size", str(small_vocabulary(len(train)))]
+    data = a.work / f"data-{kind}-{size}{'-v' + vocab[1] if vocab else ''}"
+    if not (data / "meta.json").is_file():
+        held = {n: a.work / kind / f"{n}.tsv" for n in ("valid", "test")}
+        corpus = a.work / kind / f"train-{size}.tsv"
+        corpus.write_text("".join(f"{p}\n" for p in train), encoding="utf-8")
+        args = ["--corpus", str(corpus), "--valid", str(held["valid"]), "--test", str(held["test"])]
+        args += ["--src-lang", "en", "--tgt-lang", "de", "--out", str(data), "--no-progress"]
+        aiayn("prepare", *args, *vocab, log=a.work / f"prepare-{data.name}.log")
+    return data
+
+
+def cell(a: argparse.Namespace, kind: str, size: str, recipe: str, seed: int) -> dict:
+    """One run: trained for the minutes (unless it finished before), scored on test."""
+    data = prepared(a, kind, size, recipe)
+    name = f"{kind}-{size}-{recipe.replace(' + ', '-')}-seed{seed}"
+    run, cpu = a.work / name, a.work / f"cpu-{name}.txt"
+    if not finished(run) and run.exists():
+        print(f"{name}: cut off before its end; trained again from nothing", flush=True)
+        shutil.rmtree(run)
+    if not finished(run):
+        cpu.write_text(cpu_model())  # beside the run: `train --out` must not exist yet
+        sets = ["tune_search=false", f"seed={seed}", *RECIPES[recipe]]
+        args = ["--data", str(data), "--out", str(run), "--preset", "small", "--recipe", "short"]
+        args += ["--max-minutes", f"{a.minutes:g}", "--no-progress", "--set", *sets]
+        args += ["--precision", a.precision] if a.precision else []
+        aiayn("train", *args, log=a.work / f"train-{name}.log")
+    steps = max(int(c.name.split("_")[1]) for c in (run / "checkpoints").glob("step_*"))
+    row = {"kind": kind, "size": size, "recipe": recipe, "seed": seed, "steps": steps}
+    row["cpu"] = cpu.read_text() if cpu.is_file() else "unknown"
+    return {**row, **scored(run, data, a.work / "scores" / f"{name}.json")}
+
+
+def table(rows: list[dict]) -> list[str]:
+    """Mean and min-max over seeds, a line per (kind, size, recipe)."""
+    out = ["| corpus | pairs | recipe | seeds | steps | BLEU | chrF | CPU |"]
+    out.append("|---|---|---|---|---|---|---|---|")
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault((r["kind"], r["size"], r["recipe"]), []).append(r)
+    for (kind, size, recipe), got in groups.items():
+        block = [r for r in rows if (r["kind"], r["size"]) == (kind, size)]
+        cpus = {r["cpu"] for r in block}
+        cpu = cpus.pop() if len(cpus) == 1 else "**mixed: " + ", ".join(sorted(cpus)) + "**"
+        cols = [spread([r[m] for r in got]) for m in ("bleu", "chrf")]
+        steps = spread([r["steps"] for r in got], 0)
+        cells = [kind, size, recipe, str(len(got)), steps, *cols, cpu]
+        out.append("| " + " | ".join(cells) + " |")
+    return out
+
+
+def spread(values: list[float], digits: int = 2) -> str:
+    """The mean, and the min-max where there are several."""
+    mean = f"{statistics.mean(values):.{digits}f}"
+    low, high = f"{min(values):.{digits}f}", f"{max(values):.{digits}f}"
+    return mean if len(values) == 1 else f"{mean} ({low}-{high})"
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--work", type=Path, required=True, help="data and runs (kept between calls)")
+    p.add_argument("--kinds", nargs="+", choices=("bible", "gettext"), default=["bible", "gettext"])
+    p.add_argument("--sizes", nargs="+", choices=SIZES, default=list(SIZES))
+    p.add_argument("--recipes", nargs="+", choices=RECIPES, default=list(RECIPES))
+    p.add_argument("--minutes", type=float, default=15.0, help="each run's training")
+    p.add_argument("--precision", help="passed to train (fp32 where the CPU has no bf16)")
+    p.add_argument("--json", type=Path, help="also write the rows here")
+    a = p.parse_args()
+    a.work.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for kind in a.kinds:
+        for size in a.sizes:
+            seeds = range(1, 4) if SIZES.index(size) < SEEDED else range(1, 2)
+            for seed in seeds:
+                for recipe in a.recipes:
+                    rows.append(cell(a, kind, size, recipe, seed))
+                    print(json.dumps(rows[-1]), flush=True)
+    print(f"{datetime.date.today().isoformat()}; test BLEU / chrF, {SEARCH}, {a.minutes:g} min")
+    print("\n".join(table(rows)))
+    if a.json is not None:
+        a.json.write_text(json.dumps({"search": SEARCH, "rows": rows}, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
