@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 # Every model of a table decodes with the same search, so the table compares weights, not
@@ -28,27 +29,40 @@ def finished(run: Path) -> bool:
 
 
 def scored(model: Path, data: Path, memo: Path, split: str = "test") -> dict[str, float]:
-    """BLEU and chrF of a model (a run: its best or averaged model) on a split, under SEARCH.
-    Kept in `memo` (JSON), and read back from it while the model's files, the data and the
-    search are the same: a table that stopped while scoring goes on where it stopped."""
-    from aiayn.config import DecodeConfig
-    from aiayn.engines import open_translator
-    from aiayn.evaluate.split import evaluate_split
+    """BLEU and chrF of a model (a run: its best or averaged model) on a split, under SEARCH;
+    kept in `memo` (`memoized`)."""
+
+    def score() -> dict[str, float]:
+        from aiayn.config import DecodeConfig
+        from aiayn.engines import open_translator
+        from aiayn.evaluate.split import evaluate_split
+
+        translator = open_translator(model)
+        cfg = DecodeConfig(**SEARCH)
+        found = evaluate_split(data, split, lambda lines: translator.translate(lines, cfg))
+        return {"bleu": round(found.scores.bleu, 2), "chrf": round(found.scores.chrf, 2)}
+
+    return memoized(memo, {"model": model, "data": data, "split": split}, score)
+
+
+def memoized(memo: Path, about: dict, compute: Callable[[], dict]) -> dict:
+    """`compute()`'s result, kept in `memo` (JSON) and read back from it while what it was
+    computed from is the same: `about` (paths, settings), the search, and the newest file of
+    each path in `about`. A table that stopped while scoring goes on where it stopped, and a
+    retrained cell is scored anew."""
     from aiayn.files import atomic_write
 
-    key = {"model": str(model), "newest": _newest(model), "data": str(data), "split": split}
-    key["search"] = SEARCH
+    key = {k: str(v) for k, v in about.items()} | {"search": SEARCH}
+    key["newest"] = {k: _newest(v) for k, v in about.items() if isinstance(v, Path)}
     if memo.is_file() and (kept := json.loads(memo.read_text()))["key"] == key:
         return kept["scores"]
-    translator = open_translator(model)
-    cfg = DecodeConfig(**SEARCH)
-    found = evaluate_split(data, split, lambda lines: translator.translate(lines, cfg))
-    scores = {"bleu": round(found.scores.bleu, 2), "chrf": round(found.scores.chrf, 2)}
+    scores = compute()
     memo.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(memo, lambda tmp: tmp.write_text(json.dumps({"key": key, "scores": scores})))
     return scores
 
 
-def _newest(model: Path) -> int:
-    """The latest modification time (ns) of a model's files: a retrained cell is scored anew."""
-    return max((f.stat().st_mtime_ns for f in model.rglob("*") if f.is_file()), default=0)
+def _newest(path: Path) -> int:
+    """The latest modification time (ns) of a file, or of the files under a directory."""
+    files = [path] if path.is_file() else [f for f in path.rglob("*") if f.is_file()]
+    return max((f.stat().st_mtime_ns for f in files), default=0)
