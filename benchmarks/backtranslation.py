@@ -3,7 +3,7 @@ pairs made by beam search or by sampling, tagged and untagged; test BLEU and chr
 table.
 
     .venv/bin/python benchmarks/backtranslation.py --work /tmp/bt-bench --minutes 30 \
-        [--precision fp32] [--share 0.25] [--ratio 2] [--json benchmarks/results-bt.json]
+        [--reverse-minutes 60] [--precision fp32] [--share 0.25] [--ratio 2] [--json FILE]
 
 The data, from the default corpus (made once, reproducibly, by `corpus`): the Bible's verse
 pairs World English Bible -> Elberfelder 1932 split by chapter with a seeded hash: about 4% of
@@ -15,14 +15,16 @@ pairs of it. Nothing of the validation or test chapters is in either.
 The cells, each a directory under WORK (a finished one is reused, so the table fills across
 sessions; `--only` runs some now), every training `train --preset small --recipe short
 --max-minutes N --set tune_search=false`:
-- the reverse model, de -> en on the parallel pairs; its translations of the German are the
-  back-translations (`aiayn backtranslate`: its own beam search; and `--sample`, the whole
-  distribution, Edunov et al. 2018);
+- the reverse model, de -> en on the parallel pairs for `--reverse-minutes` (a means, not a
+  system of the table; back-translations help only from a model that translates); its
+  translations of the German are the back-translations (`aiayn backtranslate`: its own beam
+  search; and `--sample`, the whole distribution, Edunov et al. 2018);
 - en -> de on the parallel pairs alone, and on them with each synthetic corpus
   (`prepare --synthetic`, tagged `<BT>` or `--no-bt-tag`), each data set with its own BPE
   (8,000 pieces, the default for these sizes), as a user would prepare it.
 Scored on the test split (the Elberfelder reference) with one search for all (harness/cells.py).
-Minutes are wall-clock: run it alone. Printed with the CPU model and the date.
+A WORK holds one set of settings (WORK/settings.json; another is refused). Minutes are wall
+clock: run it alone. Printed with the CPU model and the date.
 """
 
 from __future__ import annotations
@@ -108,7 +110,8 @@ def trained(a: argparse.Namespace, name: str, data: Path) -> Path:
     run = a.work / f"run-{name}"
     if not finished(run):
         args = ["--data", str(data), "--out", str(run), "--preset", "small", "--recipe", "short"]
-        args += ["--max-minutes", f"{a.minutes:g}", "--no-progress", "--set", "tune_search=false"]
+        minutes = a.reverse_minutes if name == "reverse" else a.minutes
+        args += ["--max-minutes", f"{minutes:g}", "--no-progress", "--set", "tune_search=false"]
         args += ["--precision", a.precision] if a.precision else []
         aiayn("train", *args, log=a.work / f"train-{name}.log")
     return run
@@ -145,10 +148,30 @@ def cell(a: argparse.Namespace, files: dict[str, Path], system: str) -> dict:
     return {"system": system, "run": str(run), **scored(run, data, memo)}
 
 
+def settled(a: argparse.Namespace) -> None:
+    """Hold WORK to one set of settings: its cells are reused, so a call with other minutes or
+    another split would mix two tables. The first call records them (WORK/settings.json)."""
+    if a.reverse_minutes is None:
+        a.reverse_minutes = a.minutes
+    names = ("minutes", "reverse_minutes", "share", "ratio", "seed", "precision")
+    now = {name: getattr(a, name) for name in names}
+    record = a.work / "settings.json"
+    if not record.is_file():
+        record.write_text(json.dumps(now, indent=1) + "\n")
+        return
+    before = json.loads(record.read_text())
+    if before != now:
+        diff = [f"{k} {before.get(k)} -> {v}" for k, v in now.items() if before.get(k) != v]
+        changed = ", ".join(diff)
+        sys.exit(f"{record}: this WORK holds cells made with other settings ({changed}); "
+                 "give another --work, or the same settings")  # fmt: skip
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--work", type=Path, required=True, help="data and runs (kept between calls)")
-    p.add_argument("--minutes", type=float, default=30.0, help="each model's training")
+    p.add_argument("--minutes", type=float, default=30.0, help="each en->de model's training")
+    p.add_argument("--reverse-minutes", type=float, help="the reverse model's (default: --minutes)")
     p.add_argument("--share", type=float, default=0.25, help="of the chapters: parallel")
     p.add_argument("--ratio", type=float, default=2.0, help="K / parallel pairs")
     p.add_argument("--seed", type=int, default=1, help="the chapters' split")
@@ -157,6 +180,7 @@ def main() -> None:
     p.add_argument("--json", type=Path, help="also write the table here")
     a = p.parse_args()
     a.work.mkdir(parents=True, exist_ok=True)
+    settled(a)
     files = corpus(a)
     sizes = json.loads((a.work / "corpus" / "sizes.json").read_text())
     rows = []
@@ -164,12 +188,13 @@ def main() -> None:
         rows.append(cell(a, files, system))
         print(json.dumps(rows[-1]), flush=True)
     about = {"cpu": cpu_model(), "date": datetime.date.today().isoformat(), "search": SEARCH}
-    print(f"{about['cpu']}, {about['date']}; {a.minutes:g} minutes each; pairs: {sizes}")
+    minutes = f"{a.minutes:g} minutes each, the reverse model {a.reverse_minutes:g}"
+    print(f"{about['cpu']}, {about['date']}; {minutes}; pairs: {sizes}")
     print("| system | test BLEU | test chrF |\n|---|---|---|")
     for r in rows:
         print(f"| {r['system']} | {r['bleu']} | {r['chrf']} |")
     if a.json is not None:
-        about |= {"minutes": a.minutes, "sizes": sizes}
+        about |= {"minutes": a.minutes, "reverse minutes": a.reverse_minutes, "sizes": sizes}
         a.json.write_text(json.dumps({"about": about, "rows": rows}, indent=2) + "\n")
 
 
