@@ -18,9 +18,10 @@ so all see the same pieces:
 
 No run tunes its search at the close (`tune_search=false`): every model is scored with the same
 search, beam 4, |Y|^1.0, fairseq's stopping rule, so the table compares weights, not settings.
-Each cell is a run directory under WORK; one that finished is not retrained, and its scores are
-kept in WORK/scores, so the table fills across sessions (`--only` names the cells to run now).
-Minutes are wall-clock: run it alone. Printed with the CPU model and the date.
+Each cell is a run directory under WORK; one that finished is not retrained (one cut off is,
+from nothing), and its scores are kept in WORK/scores, so the table fills across sessions
+(`--only` names the cells to run now). Minutes are wall-clock: run it alone. Printed with the
+CPU model and the date.
 """
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ sees in parallel and of another style (the issue's suggestion), K = `--ratio` x 
 pairs of it. Nothing of the validation or test chapters is in either.
 
 The cells, each a directory under WORK (a finished one is reused, so the table fills across
-sessions; `--only` runs some now), every training `train --preset small --recipe short
---max-minutes N --set tune_search=false`:
+sessions, and one cut off is trained again from nothing; `--only` runs some now), every
+training `train --preset small --recipe short --max-minutes N --set tune_search=false`:
 - the reverse model, de -> en on the parallel pairs for `--reverse-minutes` (a means, not a
   system of the table; back-translations help only from a model that translates); its
   translations of the German are the back-translations (`aiayn backtranslate`: its own beam

@@ -125,9 +125,6 @@ def cell(a: argparse.Namespace, kind: str, size: str, recipe: str, seed: int) ->
     data = prepared(a, kind, size, recipe)
     name = f"{kind}-{size}-{recipe.replace(' + ', '-')}-seed{seed}"
     run, cpu = a.work / name, a.work / f"cpu-{name}.txt"
-    if not finished(run) and run.exists():
-        print(f"{name}: cut off before its end; trained again from nothing", flush=True)
-        shutil.rmtree(run)
     if not finished(run):
         cpu.write_text(cpu_model())  # beside the run: `train --out` must not exist yet
         sets = ["tune_search=false", f"seed={seed}", *RECIPES[recipe]]

@@ -31,7 +31,6 @@ import argparse
 import datetime
 import json
 import re
-import shutil
 import statistics
 import sys
 from collections import Counter, defaultdict
@@ -157,8 +156,6 @@ def run(a: argparse.Namespace) -> None:
     rows = []
     for seed in a.seeds:
         run_dir, cpu = a.work / f"run-seed{seed}", a.work / f"cpu-seed{seed}.txt"
-        if run_dir.exists() and not finished(run_dir):
-            shutil.rmtree(run_dir)  # cut off: its minutes are wall clock, so from nothing
         if not finished(run_dir):
             cpu.write_text(cpu_model())
             args = ["--data", str(data), "--out", str(run_dir), "--preset", "small"]

@@ -5,6 +5,7 @@ sessions; and a model's scores on a test split under one fixed search."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -24,8 +25,14 @@ def aiayn(*args: str, log: Path) -> None:
 
 
 def finished(run: Path) -> bool:
-    """Whether a training run got to its end (its best or averaged checkpoint is written)."""
-    return any((run / "checkpoints" / name).is_dir() for name in ("averaged", "best"))
+    """Whether a training run got to its end (its best or averaged checkpoint is written);
+    one that was cut off before is removed, to be trained again from nothing: its budget is
+    wall-clock minutes, and a resumed run would get them all again."""
+    done = any((run / "checkpoints" / name).is_dir() for name in ("averaged", "best"))
+    if not done and run.exists():
+        print(f"{run}: cut off before its end; trained again from nothing", flush=True)
+        shutil.rmtree(run)
+    return done
 
 
 def scored(model: Path, data: Path, memo: Path, split: str = "test") -> dict[str, float]:
