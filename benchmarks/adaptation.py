@@ -34,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: harness/
 
-from harness.cells import SEARCH, aiayn, finished, scored
+from harness.cells import SEARCH, aiayn, scored, trained_for
 from harness.machine import cpu_model
 
 SYSTEMS = ("scratch", "fine-tuned", "fine-tuned + mixed")
@@ -59,17 +59,12 @@ def prepared(a: argparse.Namespace) -> dict[str, Path]:
 def trained(a: argparse.Namespace, system: str, minutes: float, data: dict[str, Path]) -> Path:
     """The run of one cell, trained unless it already finished."""
     run = a.work / f"{system.replace(' + ', '-').replace(' ', '-')}-{minutes:g}min"
-    if finished(run):
-        return run
-    common = ["--max-minutes", f"{minutes:g}", "--no-progress", "--set", "tune_search=false"]
-    common += ["--precision", a.precision] if a.precision else []
     if system == "scratch":
         args = ["--data", str(data["domain"]), "--preset", "small", "--recipe", "short"]
     else:
         which = data["mixed" if "mixed" in system else "domain"]
         args = ["--init", str(a.general), "--data", str(which), "--recipe", "finetune"]
-    aiayn("train", "--out", str(run), *args, *common, log=a.work / f"{run.name}.log")
-    return run
+    return trained_for(run, minutes, a.precision, args)
 
 
 def main() -> None:

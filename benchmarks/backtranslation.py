@@ -37,7 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: harness/
 
-from harness.cells import SEARCH, aiayn, finished, scored
+from harness.cells import SEARCH, aiayn, scored, trained_for
 from harness.machine import cpu_model
 
 SOURCE, TARGET, MONOLINGUAL = "4", "e", "s"  # WEB, Elberfelder 1932, Schlachter 1951
@@ -107,14 +107,9 @@ def prepared(a: argparse.Namespace, name: str, corpora: list[str], held_out: lis
 
 
 def trained(a: argparse.Namespace, name: str, data: Path) -> Path:
-    run = a.work / f"run-{name}"
-    if not finished(run):
-        args = ["--data", str(data), "--out", str(run), "--preset", "small", "--recipe", "short"]
-        minutes = a.reverse_minutes if name == "reverse" else a.minutes
-        args += ["--max-minutes", f"{minutes:g}", "--no-progress", "--set", "tune_search=false"]
-        args += ["--precision", a.precision] if a.precision else []
-        aiayn("train", *args, log=a.work / f"train-{name}.log")
-    return run
+    minutes = a.reverse_minutes if name == "reverse" else a.minutes
+    args = ["--data", str(data), "--preset", "small", "--recipe", "short"]
+    return trained_for(a.work / f"run-{name}", minutes, a.precision, args)
 
 
 def backtranslated(a: argparse.Namespace, files: dict[str, Path], name: str) -> Path:

@@ -34,15 +34,12 @@ import datetime
 import json
 import random
 import shutil
-import statistics
-import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: harness/
 
-from harness.cells import SEARCH, aiayn, finished, scored
-from harness.machine import cpu_model
+from harness.cells import SEARCH, aiayn, cpu_of, logged, scored, spread, trained_for
 
 SIZES = ("2000", "5000", "15000", "full")
 SEEDED = 2  # the smallest sizes get 3 seeds
@@ -73,8 +70,8 @@ def splits(a: argparse.Namespace, kind: str) -> dict[str, list[str]]:
         out.mkdir(parents=True, exist_ok=True)
         if kind == "gettext":
             here = Path(__file__).resolve().parent
-            cmd = [str(here / "gettext_corpus.py"), "--out", str(out / "corpus")]
-            script(cmd, out / "corpus.log")
+            cmd = [sys.executable, str(here / "gettext_corpus.py"), "--out", str(out / "corpus")]
+            logged(cmd, out / "corpus.log")
             for name, f in files.items():
                 shutil.copyfile(out / "corpus" / f"{name}.tsv", f)
         else:
@@ -85,13 +82,6 @@ def splits(a: argparse.Namespace, kind: str) -> dict[str, list[str]]:
                 tgt = (base / f"{name}.tgt.txt").read_text(encoding="utf-8").splitlines()
                 f.write_text("".join(f"{s}\t{t}\n" for s, t in zip(src, tgt, strict=True)))
     return {n: f.read_text(encoding="utf-8").splitlines() for n, f in files.items()}
-
-
-def script(cmd: list[str], log: Path) -> None:
-    """A script of this folder to completion, its output in `log`, as `aiayn` runs a command."""
-    with open(log, "w", encoding="utf-8") as out:
-        if subprocess.run([sys.executable, *cmd], stdout=out, stderr=out).returncode != 0:
-            sys.exit(f"{' '.join(cmd)} failed; see {log}")
 
 
 def sample(pairs: list[str], size: str, seed: int = 1) -> list[str]:
@@ -124,18 +114,12 @@ def cell(a: argparse.Namespace, kind: str, size: str, recipe: str, seed: int) ->
     """One run: trained for the minutes (unless it finished before), scored on test."""
     data = prepared(a, kind, size, recipe)
     name = f"{kind}-{size}-{recipe.replace(' + ', '-')}-seed{seed}"
-    run, cpu = a.work / name, a.work / f"cpu-{name}.txt"
-    if not finished(run):
-        cpu.write_text(cpu_model())  # beside the run: `train --out` must not exist yet
-        sets = ["tune_search=false", f"seed={seed}", *RECIPES[recipe]]
-        args = ["--data", str(data), "--out", str(run), "--preset", "small", "--recipe", "short"]
-        args += ["--max-minutes", f"{a.minutes:g}", "--no-progress", "--set", *sets]
-        args += ["--precision", a.precision] if a.precision else []
-        aiayn("train", *args, log=a.work / f"train-{name}.log")
+    args = ["--data", str(data), "--preset", "small", "--recipe", "short"]
+    sets = (f"seed={seed}", *RECIPES[recipe])
+    run = trained_for(a.work / name, a.minutes, a.precision, args, sets)
     steps = max(int(c.name.split("_")[1]) for c in (run / "checkpoints").glob("step_*"))
     row = {"kind": kind, "size": size, "recipe": recipe, "seed": seed, "steps": steps}
-    row["cpu"] = cpu.read_text() if cpu.is_file() else "unknown"
-    return {**row, **scored(run, data, a.work / "scores" / f"{name}.json")}
+    return {**row, "cpu": cpu_of(run), **scored(run, data, a.work / "scores" / f"{name}.json")}
 
 
 def table(rows: list[dict]) -> list[str]:
@@ -154,13 +138,6 @@ def table(rows: list[dict]) -> list[str]:
         cells = [kind, size, recipe, str(len(got)), steps, *cols, cpu]
         out.append("| " + " | ".join(cells) + " |")
     return out
-
-
-def spread(values: list[float], digits: int = 2) -> str:
-    """The mean, and the min-max where there are several."""
-    mean = f"{statistics.mean(values):.{digits}f}"
-    low, high = f"{min(values):.{digits}f}", f"{max(values):.{digits}f}"
-    return mean if len(values) == 1 else f"{mean} ({low}-{high})"
 
 
 def main() -> None:

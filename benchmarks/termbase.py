@@ -31,15 +31,13 @@ import argparse
 import datetime
 import json
 import re
-import statistics
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: harness/
 
-from harness.cells import SEARCH, aiayn, finished, memoized
-from harness.machine import cpu_model
+from harness.cells import SEARCH, aiayn, cpu_of, memoized, spread, trained_for
 
 SHORT = re.compile(r"^[^\W\d_]+(?:[ -][^\W\d_]+){0,2}$")  # one to three words of letters
 ACCELERATOR = re.compile(r"[_&](?=\w)")
@@ -155,18 +153,14 @@ def run(a: argparse.Namespace) -> None:
         aiayn("prepare", *args, log=a.work / "prepare.log")
     rows = []
     for seed in a.seeds:
-        run_dir, cpu = a.work / f"run-seed{seed}", a.work / f"cpu-seed{seed}.txt"
-        if not finished(run_dir):
-            cpu.write_text(cpu_model())
-            args = ["--data", str(data), "--out", str(run_dir), "--preset", "small"]
-            args += ["--recipe", "short", "--max-minutes", f"{a.minutes:g}", "--no-progress"]
-            args += ["--set", "tune_search=false", f"seed={seed}"]
-            args += ["--precision", a.precision] if a.precision else []
-            aiayn("train", *args, log=a.work / f"train-seed{seed}.log")
+        args = ["--data", str(data), "--preset", "small", "--recipe", "short"]
+        run_dir = trained_for(
+            a.work / f"run-seed{seed}", a.minutes, a.precision, args, (f"seed={seed}",)
+        )
         about = {"model": run_dir, "data": data, "terms": a.terms}
         memo = a.work / "scores" / f"seed{seed}.json"
         row = memoized(memo, about, lambda model=run_dir: measure(model, data, a.terms))
-        rows.append({"seed": seed, "cpu": cpu.read_text(), **row})
+        rows.append({"seed": seed, "cpu": cpu_of(run_dir), **row})
         print(json.dumps(rows[-1]), flush=True)
     print(f"{datetime.date.today().isoformat()}; {a.minutes:g} min a seed; {SEARCH}")
     for part in ("without", "with"):
@@ -174,12 +168,6 @@ def run(a: argparse.Namespace) -> None:
         print(f"| {part} the glossary | " + " | ".join(cols) + " |")
     if a.json is not None:
         a.json.write_text(json.dumps({"search": SEARCH, "rows": rows}, indent=1) + "\n")
-
-
-def spread(values: list[float]) -> str:
-    """The mean, and the min-max where there are several."""
-    mean = f"{statistics.mean(values):.2f}"
-    return mean if len(values) == 1 else f"{mean} ({min(values):.2f}-{max(values):.2f})"
 
 
 def main() -> None:
