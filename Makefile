@@ -49,10 +49,10 @@ format: setup
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
-# The demo: the default corpus, the `small` preset with the `short` recipe (bf16, a shorter
-# warmup and a gentler peak than the paper's 100k-step recipe, the last checkpoints averaged)
-# for a fixed DEMO_STEPS updates - the same training on every machine, whatever its clock; the
-# run closes by choosing its length penalty on validation - then the test BLEU and translations.
+# The demo: the default corpus, the `small` preset with the `short` recipe (bf16, fp32 on a CPU
+# without AVX-512; a shorter warmup and a gentler peak than the paper's 100k-step recipe, the
+# last checkpoints averaged) for a fixed DEMO_STEPS updates - the same training on every machine
+# of a kind, whatever its clock; the run closes by choosing its length penalty on validation - then the test BLEU and translations.
 DATA         ?= data/en-de
 RUN          ?= runs/demo
 DEMO_STEPS   ?= 1000

@@ -14,6 +14,8 @@ from aiayn.train.metrics import forget_metrics_after
 DEFAULT_PRESET = "small"
 
 if TYPE_CHECKING:
+    import torch
+
     from aiayn.config import ModelConfig, TrainConfig
     from aiayn.data.data_dir import DataDir
     from aiayn.layout import Checkpoint
@@ -49,9 +51,9 @@ def add(commands) -> None:
         choices=list(RECIPES),
         default="paper",
         help="training settings: paper (section 5, for long GPU runs), short (minutes to an "
-        "hour on a CPU: bf16, warmup 500, lr_scale 0.5, 1,000 steps, the last 5 checkpoints "
-        "averaged) or finetune (for --init: short's, with a 100-step warmup to a constant "
-        "rate of 1e-4); --set and the flags below change any of them",
+        "hour on a CPU: bf16 (fp32 on a CPU without AVX-512), warmup 500, lr_scale 0.5, "
+        "1,000 steps, the last 5 checkpoints averaged) or finetune (for --init: short's, with a "
+        "100-step warmup to a constant rate of 1e-4); --set and the flags below change any of them",
     )
     p.add_argument(
         "--set",
@@ -159,7 +161,9 @@ def open_run_for(
     init = None if args.init is None else open_init(args.init)
     if init is not None:
         check_vocabulary(init, data)
-    model_cfg, train_cfg = asked_for(args, data, overrides, init)
+    model_cfg, train_cfg, note = asked_for(args, data, overrides, init, dist.device)
+    if note is not None and dist.is_main:
+        print(note, file=sys.stderr)
     return (
         create_run(args.out, data, model_cfg, train_cfg, write=dist.is_main, init=init),
         model_cfg,
@@ -183,7 +187,8 @@ def reopened(
         check_same_start(run.init, args.init, run.root)
     if elastic:  # the run there must be the one this command would start
         init = None if args.init is None else open_init(args.init)
-        check_same_run(run, model_cfg, train_cfg, asked_for(args, run.data, overrides, init))
+        asked = asked_for(args, run.data, overrides, init, dist.device)
+        check_same_run(run, model_cfg, train_cfg, asked[:2])
     changed, resumed_cfg = apply_overrides(model_cfg, train_cfg, overrides)
     if changed != model_cfg:
         raise ValueError("a resumed run keeps its model; --set only training settings")
@@ -197,18 +202,28 @@ def reopened(
 
 
 def asked_for(
-    args: argparse.Namespace, data: DataDir, overrides: list[str], init: StartedFrom | None
-) -> tuple[ModelConfig, TrainConfig]:
-    """The (model, training) settings the command line gives for a new run on `data`: the
-    preset's model, or with --init MODEL's."""
+    args: argparse.Namespace,
+    data: DataDir,
+    overrides: list[str],
+    init: StartedFrom | None,
+    device: torch.device,
+) -> tuple[ModelConfig, TrainConfig, str | None]:
+    """The (model, training) settings the command line gives for a new run on `data` on
+    `device`: the preset's model, or with --init MODEL's; and a line to print where the device
+    changed the recipe's precision."""
     from aiayn.config import preset, recipe
     from aiayn.config.overrides import apply_overrides
     from aiayn.train.finetune import settings_from
+    from aiayn.train.precision import precision_for
 
     if init is not None:
-        return settings_from(init, args.preset, recipe(args.recipe), overrides)
-    model = preset(args.preset or DEFAULT_PRESET, vocab_size=data.meta.vocab_size)
-    return apply_overrides(model, recipe(args.recipe), overrides)
+        model, train = settings_from(init, args.preset, recipe(args.recipe), overrides)
+    else:
+        model = preset(args.preset or DEFAULT_PRESET, vocab_size=data.meta.vocab_size)
+        model, train = apply_overrides(model, recipe(args.recipe), overrides)
+    named = any(item.split("=", 1)[0].strip() == "precision" for item in overrides)
+    train, note = precision_for(train, device, named)
+    return model, train, note
 
 
 def resume_point(run: Path, is_main: bool) -> Checkpoint | None:
