@@ -221,7 +221,7 @@ def asked_for(
     else:
         model = preset(args.preset or DEFAULT_PRESET, vocab_size=data.meta.vocab_size)
         model, train = apply_overrides(model, recipe(args.recipe), overrides)
-    named = any(item.split("=", 1)[0].strip() == "precision" for item in overrides)
+    named = any(item.partition("=")[0] == "precision" for item in overrides)  # as --set reads
     train, note = precision_for(train, device, named)
     return model, train, note
 

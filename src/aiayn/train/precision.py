@@ -4,7 +4,6 @@ the recipe's bf16 kept only where the CPU computes it fast."""
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import platform
 
 import torch
@@ -47,4 +46,4 @@ def precision_for(
         "precision: fp32, not the recipe's bf16: this CPU has no AVX-512, and PyTorch's bf16 "
         "runs about 30x slower than fp32 without it (--precision bf16 insists)"
     )
-    return dataclasses.replace(cfg, precision="fp32"), note
+    return cfg.replace(precision="fp32"), note
