@@ -18,10 +18,13 @@ FreeDict) come from Ding, whose data this project holds out.
 
 run: the corpus prepared with the termbase (`prepare --terms`: term-aware), one `small` model
 per seed trained `--minutes` (`--recipe short`, no search tuned at the close), each model's test
-split translated without the glossary and with it (one search for all: harness/cells.py). On
-the test lines whose source holds a term: term use (the share of those terms whose target the
-output uses in some form), and BLEU and chrF on the lines whose reference uses all their terms,
-without and with the glossary; BLEU on the whole split beside. Cells and scores are kept under
+split translated without the glossary, with its terms inline only (the model's own placing: the
+first search of a translation with the glossary), and with the glossary (the lines whose output
+left an `inflect` term out searched again with it held as written: decode/translate.py); one
+search for all (harness/cells.py). On the test lines whose source holds a term: term use (the
+share of those terms whose target the output uses in some form, by simplemma's lemmas), and
+BLEU and chrF on the lines whose reference uses all their terms; BLEU on the whole split beside;
+and how many lines were searched again. Cells and scores are kept under
 WORK (the table fills across sessions); a run cut off is trained again from nothing.
 """
 
@@ -113,6 +116,7 @@ def measure(model: Path, data: Path, terms: Path) -> dict:
     from aiayn.data.glossary import Glossary
     from aiayn.data.lemmas import Lemmas
     from aiayn.decode.controls.words import Controls
+    from aiayn.decode.translate import term_annotated, terms_missed
     from aiayn.engines import open_translator
     from aiayn.evaluate.scores import score
 
@@ -120,10 +124,14 @@ def measure(model: Path, data: Path, terms: Path) -> dict:
     references = (data / "test.tgt.txt").read_text(encoding="utf-8").splitlines()
     glossary, lemmas = Glossary.load(terms), Lemmas("de")
     translator, cfg = open_translator(model), DecodeConfig(**SEARCH)
+    controls = Controls(glossary=glossary)
+    inline = term_annotated(controls, translator.tokenizer, sources)  # every term is `inflect`
     outputs = {
         "without": translator.translate(sources, cfg),
-        "with": translator.translate(sources, cfg, Controls(glossary=glossary)),
+        "inline only": translator.translate(inline, cfg),
+        "with": translator.translate(sources, cfg, controls),
     }
+    again = terms_missed(controls, translator.tokenizer, sources, outputs["inline only"], cfg)
     wanted = [[t.target for t in glossary.terms_for(s)] for s in sources]
     lines = [  # the lines whose reference uses every term of their source
         i
@@ -131,6 +139,7 @@ def measure(model: Path, data: Path, terms: Path) -> dict:
         if w and all(lemmas.uses(t, lemmas.of(r)) for t in w)
     ]
     row: dict = {"term lines": sum(map(bool, wanted)), "reference uses them": len(lines)}
+    row["searched again"] = len(again)
     for name, out in outputs.items():
         uses = [lemmas.uses(t, lemmas.of(o)) for w, o in zip(wanted, out, strict=True) for t in w]
         on_lines = score([out[i] for i in lines], [[references[i] for i in lines]])
@@ -163,9 +172,10 @@ def run(a: argparse.Namespace) -> None:
         rows.append({"seed": seed, "cpu": cpu_of(run_dir), **row})
         print(json.dumps(rows[-1]), flush=True)
     print(f"{datetime.date.today().isoformat()}; {a.minutes:g} min a seed; {SEARCH}")
-    for part in ("without", "with"):
+    for part in ("without", "inline only", "with"):
         cols = [spread([r[part][m] for r in rows]) for m in rows[0][part]]
-        print(f"| {part} the glossary | " + " | ".join(cols) + " |")
+        print(f"| {part} | " + " | ".join(cols) + " |")
+    print("searched again:", spread([r["searched again"] for r in rows]))
     if a.json is not None:
         a.json.write_text(json.dumps({"search": SEARCH, "rows": rows}, indent=1) + "\n")
 

@@ -8,12 +8,12 @@ import pytest
 import torch
 
 from aiayn import Controls, DecodeConfig, open_translator
-from aiayn.data.glossary import Glossary
+from aiayn.data.glossary import Glossary, Term, in_some_form
 from aiayn.data.lemmas import Lemmas
 from aiayn.data.term_tags import TERM_TAGS, TermAnnotator, annotated, with_terms
 from aiayn.data.tokenizer import Tokenizer
 from aiayn.decode.controls.words import sentence_controls
-from aiayn.decode.translate import term_annotated
+from aiayn.decode.translate import term_annotated, terms_missed
 from tests.conftest import tiny_model
 from tests.data.conftest import prepared_tsv, synthetic_pairs, write_tsv
 
@@ -122,17 +122,22 @@ def test_a_term_aware_model_reads_terms_inline_and_constrains_exact_ones_only(
     assert len(sentence_controls(controls, plain, lines, DecodeConfig())[0].terms) == 2
 
 
+@pytest.fixture(scope="module")
 @torch.no_grad()
-def test_translate_with_a_term_aware_model_shows_no_tag(term_data, tmp_path):
-    """A term-aware model (random weights, scrambled to say something) reads the terms inline;
-    whatever it writes, the tags never reach the output."""
-    tok = Tokenizer(term_data)
-    model = tiny_model(seed=2, d_model=64, vocab_size=tok.vocab_size)
+def term_aware_model(term_data, tmp_path_factory):
+    """A term-aware model (random weights, scrambled to say something)."""
+    out = tmp_path_factory.mktemp("term-model") / "model"
+    model = tiny_model(seed=2, d_model=64, vocab_size=Tokenizer(term_data).vocab_size)
     for weight in model.parameters():
         weight.add_(torch.randn_like(weight) * 0.5)
-    model.save(tmp_path / "model")
-    (tmp_path / "model" / "spm.model").write_bytes((term_data / "spm.model").read_bytes())
-    translator = open_translator(tmp_path / "model")
+    model.save(out)
+    (out / "spm.model").write_bytes((term_data / "spm.model").read_bytes())
+    return out
+
+
+def test_translate_with_a_term_aware_model_shows_no_tag(term_aware_model):
+    """Whatever a term-aware model writes, the tags never reach the output."""
+    translator = open_translator(term_aware_model)
     g = Glossary.of([("dog", "Hund", "inflect"), ("houses", "Haus")])
     lines = ["The dog sees houses.", "A big old dog."]
     found = translator.nbest(lines, DecodeConfig(beam=2, max_len_b=12), Controls(glossary=g))
@@ -142,3 +147,67 @@ def test_translate_with_a_term_aware_model_shows_no_tag(term_data, tmp_path):
             assert "Haus" in hyps[0].text
     plain = translator.translate(lines, DecodeConfig(beam=1, max_len_b=12))
     assert len(plain) == 2 and not any("<t" in x for x in plain)  # no glossary: as ever
+
+
+@pytest.mark.parametrize(
+    ("term", "text", "used"),
+    [
+        ("Datei", "Öffnen Sie die Dateien.", True),
+        ("Ordner", "Der Inhalt des Ordners", True),
+        ("Haus", "Die HÄUSER sind alt.", True),  # case and diacritics ignored
+        ("rote Datei", "die roten Dateien", True),
+        ("rote Datei", "die Dateien sind rot", False),  # the words in a row, in order
+        ("Datei", "Der Hund", False),
+        ("Datei", "Dateiverwaltungsprogramm", False),  # more than LONGER_BY letters longer
+        ("Tabelle", "Tab", False),
+        ("Datei", "", False),
+    ],
+)
+def test_a_term_is_in_some_form_by_the_shape_of_its_words(term, text, used):
+    assert in_some_form(term, text) is used
+
+
+def test_the_lines_that_missed_an_inflect_term_are_found(term_data, plain_data):
+    dog, houses = Term("dog", "Hund", "t", exact=False), Term("houses", "Haus", "t")
+    controls = Controls(glossary=Glossary((dog, houses)))
+    lines = ["The dog sees houses.", "A dog.", "A cat.", "Dogs and a dog."]
+    outputs = ["Die Hunde sehen Tiere.", "Ein Tier.", "Eine Katze.", "Hunde und ein Hund."]
+    cfg = DecodeConfig()
+    # houses -> Haus is exact (constrained in any case); "Hunde" is a form of "Hund"
+    assert terms_missed(controls, Tokenizer(term_data), lines, outputs, cfg) == {
+        1: frozenset({dog})
+    }
+    assert terms_missed(controls, Tokenizer(plain_data), lines, outputs, cfg) == {}
+    assert (
+        terms_missed(
+            controls, Tokenizer(term_data), lines, outputs, cfg.replace(max_input_tokens=2)
+        )
+        == {}
+    )  # searched cut: the cut line is not searched again
+    insisted = sentence_controls(
+        controls, Tokenizer(term_data), lines[1:2], cfg, [frozenset({dog})]
+    )
+    assert insisted[0] is not None and insisted[0].terms == tuple(
+        map(tuple, Tokenizer(term_data).encode(["Hund"]))
+    )
+
+
+def test_an_inflect_term_the_model_left_out_is_searched_again_as_written(term_aware_model):
+    """The random model writes no form of "Hund" by itself: the lines with "dog" are searched
+    again with it held as written; the other line, and each line's prefix, are as they were."""
+    translator = open_translator(term_aware_model)
+    g = Glossary.of([("dog", "Hund", "inflect")])
+    lines = ["The dog sees houses.", "A big old dog.", "A cat sees a house."]
+    cfg = DecodeConfig(beam=2, max_len_b=12)
+    prefixes = ("", "Ein", "")
+    annotated = translator.translate(
+        term_annotated(Controls(glossary=g), translator.tokenizer, lines), cfg
+    )
+    assert not any(in_some_form("Hund", x) for x in annotated[:2])  # the test means something
+    found = translator.translate(lines, cfg, Controls(glossary=g, target_prefix=prefixes))
+    assert all(in_some_form("Hund", x) for x in found[:2])
+    assert found[1].startswith("Ein")
+    alone = translator.translate(lines[2:], cfg, Controls(glossary=g, target_prefix=prefixes[2:]))
+    assert found[2] == alone[0]
+    best = translator.nbest(lines, cfg.replace(nbest=2), Controls(glossary=g))
+    assert all(in_some_form("Hund", n[0].text) for n in best[:2])

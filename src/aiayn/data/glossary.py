@@ -13,12 +13,17 @@ line, not a regular expression per term.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 WORD = re.compile(r"\w+")
+# A word of a text is a form of a term's word where it begins with the term word's first letters
+# (all but a third of them, at least 3) and is at most this many letters longer: "Dateien" and
+# "Datei", "Ordnern" and "Ordner", "Zeilen" and "Zeile" (`in_some_form`)
+LONGER_BY = 4
 
 
 FORMS = {"exact": True, "inflect": False}  # the optional third column: is the form required?
@@ -148,3 +153,29 @@ def exact_form(column: list[str] | tuple[str, ...], where: str) -> bool:
             "default) or inflect (a term-aware model chooses its form)"
         )
     return FORMS[column[0].lower()]
+
+
+def in_some_form(target: str, text: str) -> bool:
+    """Whether `text` holds the term `target` in some form, by the shape of its words alone (any
+    language, no lemmatizer): the term's words, in order and in a row, each a form of the term's
+    word (LONGER_BY), case and diacritics ignored ("Häuser" is a form of "Haus"). On the
+    gettext test split's references it agrees with simplemma's lemmas on 97% of 764 term
+    occurrences (740; benchmarks/README.md, the term table)."""
+    want, have = WORD.findall(_folded(target)), WORD.findall(_folded(text))
+    n = len(want)
+    return n > 0 and any(
+        all(_form_of(w, h) for w, h in zip(want, have[i : i + n], strict=True))
+        for i in range(len(have) - n + 1)
+    )
+
+
+def _folded(text: str) -> str:
+    """Case-folded, without diacritics (decomposed, the combining marks dropped)."""
+    return "".join(
+        c for c in unicodedata.normalize("NFD", text.casefold()) if not unicodedata.combining(c)
+    )
+
+
+def _form_of(word: str, found: str) -> bool:
+    stem = max(3, len(word) - len(word) // 3)
+    return found.startswith(word[:stem]) and len(found) <= len(word) + LONGER_BY

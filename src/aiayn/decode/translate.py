@@ -13,6 +13,7 @@ from torch import Tensor
 
 from aiayn import layout
 from aiayn.config import DecodeConfig
+from aiayn.data.glossary import Term, in_some_form
 from aiayn.data.term_tags import with_terms
 from aiayn.data.tokenizer import Tokenizer
 from aiayn.decode.beam import Hypothesis, beam_search
@@ -33,6 +34,7 @@ Decoder = Callable[[Model, Tensor, list[int]], list[list[int]]]
 # (B, S) source batch, the input line number of each row -> the model that decodes it
 Narrow = Callable[[Tensor, list[int]], Model]
 R = TypeVar("R")
+Insist = list[frozenset[Term]] | None  # per line, `inflect` terms held as written too
 
 
 def source_batch(ids: list[list[int]], eos_id: int, pad_id: int, device) -> Tensor:
@@ -129,12 +131,69 @@ def translate_lines(
     """Translations of `lines`, in their order, by the search `cfg` names (greedy, beam or
     sampling); an empty line gives an empty line. controls: prefixes, glossary, suppression.
     shortlist: the model's lexical shortlist, used where `cfg.shortlist` says so."""
-    steer = per_line(controls, tokenizer, lines, cfg)
-    search = decoder(cfg, steer)
-    once = steer is None and not cfg.sample  # nothing but the line decides its translation
-    narrow = narrower(shortlist, cfg, steer)
-    source = term_annotated(controls, tokenizer, lines)
-    return tokenizer.decode(decode_lines(model, tokenizer, source, search, [], cfg, once, narrow))
+
+    def search(some: list[str], controls: Controls | None, insist: Insist) -> list[str]:
+        steer = per_line(controls, tokenizer, some, cfg, insist)
+        once = steer is None and not cfg.sample  # nothing but the line decides its translation
+        narrow = narrower(shortlist, cfg, steer)
+        source = term_annotated(controls, tokenizer, some)
+        nothing: list[int] = []
+        found = decode_lines(
+            model, tokenizer, source, decoder(cfg, steer), nothing, cfg, once, narrow
+        )
+        return tokenizer.decode(found)
+
+    return with_terms_held(search, controls, tokenizer, lines, cfg, lambda text: text)
+
+
+def with_terms_held(
+    search: Callable[[list[str], Controls | None, Insist], list[R]],
+    controls: Controls | None,
+    tokenizer: Tokenizer,
+    lines: list[str],
+    cfg: DecodeConfig,
+    best: Callable[[R], str],
+) -> list[R]:
+    """`search`'s result for every line; then, for a term-aware model, the lines whose best
+    translation (`best`) holds an `inflect` term in no form are searched again with those terms
+    held as written (the constrained search's guarantee, where the model's own placing failed).
+    search: (lines, their controls, per line the terms to insist on) -> their results."""
+    found = search(lines, controls, None)
+    missed = terms_missed(controls, tokenizer, lines, [best(r) for r in found], cfg)
+    if controls is not None and missed:
+        rows = sorted(missed)
+        some, insist = [lines[i] for i in rows], [missed[i] for i in rows]
+        for i, again in zip(rows, search(some, controls.of_lines(rows), insist), strict=True):
+            found[i] = again
+    return found
+
+
+def terms_missed(
+    controls: Controls | None,
+    tokenizer: Tokenizer,
+    lines: list[str],
+    outputs: list[str],
+    cfg: DecodeConfig,
+) -> dict[int, frozenset[Term]]:
+    """The lines (by index) whose output holds some `inflect` term of the glossary in no form
+    (data/glossary.py `in_some_form`), with those terms; only for a term-aware model (any other
+    constrains every term), and only lines within --max-input-tokens (a longer one was cut or
+    skipped, and would be again)."""
+    glossary = controls.glossary if controls is not None else None
+    if glossary is None or not tokenizer.term_aware or all(t.exact for t in glossary.terms):
+        return {}
+    missed: dict[int, frozenset[Term]] = {}
+    for i, (line, output) in enumerate(zip(lines, outputs, strict=True)):
+        lost = [t for t in glossary.terms_for(line) if not t.exact]
+        lost = [t for t in lost if not in_some_form(t.target, output)]
+        if lost:
+            missed[i] = frozenset(lost)
+    lengths = tokenizer.encode([lines[i] for i in missed])
+    return {
+        i: terms
+        for (i, terms), n in zip(missed.items(), map(len, lengths), strict=True)
+        if n <= cfg.max_input_tokens
+    }
 
 
 def term_annotated(controls: Controls | None, tokenizer: Tokenizer, lines: list[str]) -> list[str]:
@@ -161,16 +220,21 @@ def narrower(
 
 
 def per_line(
-    controls: Controls | None, tokenizer: Tokenizer, lines: list[str], cfg: DecodeConfig
+    controls: Controls | None,
+    tokenizer: Tokenizer,
+    lines: list[str],
+    cfg: DecodeConfig,
+    insist: list[frozenset[Term]] | None = None,
 ) -> list[SentenceControls | None] | None:
-    """Each line's controls in piece ids; None where no line has one."""
+    """Each line's controls in piece ids; None where no line has one. insist: per line, the
+    `inflect` terms held as written too (`with_terms_held`)."""
     if not controls:
         return None
     if cfg.sample:
         raise ValueError(
             "target prefixes, glossaries and suppressed words steer the beam search; drop --sample"
         )
-    found = sentence_controls(controls, tokenizer, lines, cfg)
+    found = sentence_controls(controls, tokenizer, lines, cfg, insist)
     return found if any(found) else None
 
 
@@ -201,21 +265,29 @@ def nbest_hypotheses(
     shortlist: Shortlisting | None = None,
 ) -> list[list[tuple[str, Hypothesis]]]:
     """The cfg.nbest best (translation, hypothesis) of each line, best first; an empty line
-    gets one empty hypothesis. shortlist: as `translate_lines`'s."""
-    steer = per_line(controls, tokenizer, lines, cfg)
-
-    def search(model: Model, src: Tensor, lines: list[int]) -> list[list[Hypothesis]]:
-        batch = [steer[i] for i in lines] if steer else None
-        if cfg.beam == 1 and not (batch and any(batch)):  # as `translate --beam 1`
-            return greedy_hypotheses(model, src, cfg)
-        return beam_search(model, src, cfg, batch)
-
-    empty_line: list[Hypothesis] = []
-    narrow = narrower(shortlist, cfg, steer)
-    source = term_annotated(controls, tokenizer, lines)
-    hyps = decode_lines(model, tokenizer, source, search, empty_line, cfg, steer is None, narrow)
+    gets one empty hypothesis. shortlist, and terms held where missed: as `translate_lines`'s."""
     empty = [("", Hypothesis([], 0.0, 0.0))]
-    return [[(tokenizer.decode([h.tokens])[0], h) for h in line] or empty for line in hyps]
+
+    def search(
+        some: list[str], controls: Controls | None, insist: Insist
+    ) -> list[list[tuple[str, Hypothesis]]]:
+        steer = per_line(controls, tokenizer, some, cfg, insist)
+
+        def beams(model: Model, src: Tensor, at: list[int]) -> list[list[Hypothesis]]:
+            batch = [steer[i] for i in at] if steer else None
+            if cfg.beam == 1 and not (batch and any(batch)):  # as `translate --beam 1`
+                return greedy_hypotheses(model, src, cfg)
+            return beam_search(model, src, cfg, batch)
+
+        no_hypothesis: list[Hypothesis] = []
+        narrow = narrower(shortlist, cfg, steer)
+        source = term_annotated(controls, tokenizer, some)
+        found = decode_lines(
+            model, tokenizer, source, beams, no_hypothesis, cfg, steer is None, narrow
+        )
+        return [[(tokenizer.decode([h.tokens])[0], h) for h in line] or empty for line in found]
+
+    return with_terms_held(search, controls, tokenizer, lines, cfg, lambda n: n[0][0])
 
 
 def load_model(

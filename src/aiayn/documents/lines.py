@@ -97,7 +97,9 @@ class LineTranslator:
         found = self.searched(self.plan(lines, cfg, protect=False), cfg, controls)
         lost = [i for i, texts in enumerate(spans) if not holds(found[i][0].text, texts)]
         if lost:  # searched again with the spans taken out: they come back verbatim
-            again = self.searched([plans[i] for i in lost], cfg, some_lines(controls, lost))
+            again = self.searched(
+                [plans[i] for i in lost], cfg, controls and controls.of_lines(lost)
+            )
             for i, translations in zip(lost, again, strict=True):
                 found[i] = translations
         return found
@@ -155,14 +157,6 @@ class LineTranslator:
 
     def warm_up(self, beams: Iterable[int]) -> None:
         self.inner.warm_up(beams)
-
-
-def some_lines(controls: Controls | None, lines: list[int]) -> Controls | None:
-    """The controls of some of the lines only (their prefixes; the glossary and the suppressed
-    words are every line's)."""
-    if controls is None or controls.target_prefix is None:
-        return controls
-    return replace(controls, target_prefix=tuple(controls.target_prefix[i] for i in lines))
 
 
 def chunk_controls(controls: Controls | None, plans: list[Planned]) -> Controls | None:

@@ -5,7 +5,7 @@ words), checked and turned into each sentence's piece ids (`sentence_controls`) 
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -46,6 +46,13 @@ class Controls:
     def __bool__(self) -> bool:
         return bool(self.target_prefix is not None or self.glossary or self.suppress)
 
+    def of_lines(self, rows: list[int]) -> Controls:
+        """The controls of some input lines only, in that order: their prefixes (the glossary
+        and the suppressed words are every line's)."""
+        if self.target_prefix is None:
+            return self
+        return replace(self, target_prefix=tuple(self.target_prefix[i] for i in rows))
+
     def check_lines(self, n: int) -> None:
         """One prefix per input line, or none."""
         if self.target_prefix is not None and len(self.target_prefix) != n:
@@ -58,10 +65,16 @@ class Controls:
 
 
 def sentence_controls(
-    controls: Controls | None, tokenizer: Tokenizer, lines: list[str], cfg: DecodeConfig
+    controls: Controls | None,
+    tokenizer: Tokenizer,
+    lines: list[str],
+    cfg: DecodeConfig,
+    insist: list[frozenset[Term]] | None = None,
 ) -> list[SentenceControls | None]:
     """Each line's controls in piece ids (None: none). A term longer than the line's output
-    limit is an error; terms that cannot all fit are named in a warning (best effort)."""
+    limit is an error; terms that cannot all fit are named in a warning (best effort).
+    insist: per line, `inflect` terms a term-aware model is to be held to as written too (those
+    it left out: decode/translate.py); one that cannot fit is left to the model."""
     if not controls:
         return [None] * len(lines)
     controls.check_lines(len(lines))
@@ -74,10 +87,13 @@ def sentence_controls(
     out: list[SentenceControls | None] = []
     for n, line in enumerate(lines):
         terms = controls.glossary.terms_for(line) if controls.glossary else []
+        held = insist[n] if insist else frozenset()
         if tokenizer.term_aware:  # the model reads every term inline; only exact ones constrain
-            terms = [t for t in terms if t.exact]
+            terms = [t for t in terms if t.exact or t in held]
         ids = [tuple(x) for x in tokenizer.encode([t.target for t in terms])] if terms else []
         limit = max(1, int(cfg.max_len_a * (lengths[n] + 1) + cfg.max_len_b))
+        if held:
+            terms, ids = fitting(terms, ids, held, limit)
         fit(terms, ids, len(prefix_ids[n]), limit, n + 1)
         found = SentenceControls(tuple(prefix_ids[n]), tuple(ids), suppress, glue)
         out.append(found if found and line.strip() else None)
@@ -89,6 +105,17 @@ def word_glue(tokenizer: Tokenizer) -> torch.Tensor:
     first), which may not follow a completed glossary term."""
     pieces = tokenizer.pieces(range(tokenizer.vocab_size))
     return torch.tensor([not p.startswith("▁") and p[:1].isalnum() for p in pieces])
+
+
+def fitting(
+    terms: list[Term], ids: list[tuple[int, ...]], held: frozenset[Term], limit: int
+) -> tuple[list[Term], list[tuple[int, ...]]]:
+    """The terms, less the insisted ones with no piece or longer than the output limit."""
+    keep = [t not in held or 0 < len(x) < limit for t, x in zip(terms, ids, strict=True)]
+    return (
+        [t for t, k in zip(terms, keep, strict=True) if k],
+        [x for x, k in zip(ids, keep, strict=True) if k],
+    )
 
 
 def fit(terms: list[Term], ids: list[tuple[int, ...]], prefix: int, limit: int, line: int) -> None:
