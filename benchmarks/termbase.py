@@ -24,7 +24,8 @@ left an `inflect` term out searched again with it held as written: decode/transl
 search for all (harness/cells.py). On the test lines whose source holds a term: term use (the
 share of those terms whose target the output uses in some form, by simplemma's lemmas), and
 BLEU and chrF on the lines whose reference uses all their terms; BLEU on the whole split beside;
-and how many lines were searched again. Cells and scores are kept under
+how many lines were searched again; and how often the search's rule for a term in some form
+agrees with the lemmas on the test references. Cells and scores are kept under
 WORK (the table fills across sessions); a run cut off is trained again from nothing.
 """
 
@@ -153,6 +154,29 @@ def measure(model: Path, data: Path, terms: Path) -> dict:
     return row
 
 
+def form_rule_agreement(data: Path, terms: Path) -> dict:
+    """How often the search's rule for "the output holds a term in some form" (data/glossary.py
+    `in_some_form`, the shape of words) says what simplemma's lemmas say (data/lemmas.py, the
+    table's measure), over the test references' term occurrences."""
+    from aiayn.data.glossary import Glossary, in_some_form
+    from aiayn.data.lemmas import Lemmas
+
+    sources = (data / "test.src.txt").read_text(encoding="utf-8").splitlines()
+    references = (data / "test.tgt.txt").read_text(encoding="utf-8").splitlines()
+    glossary, lemmas = Glossary.load(terms), Lemmas("de")
+    said = [
+        (lemmas.uses(t.target, lemmas.of(r)), in_some_form(t.target, r))
+        for s, r in zip(sources, references, strict=True)
+        for t in glossary.terms_for(s)
+    ]
+    return {
+        "occurrences": len(said),
+        "agree": sum(a == b for a, b in said),
+        "rule only": sum(b and not a for a, b in said),
+        "lemmas only": sum(a and not b for a, b in said),
+    }
+
+
 def run(a: argparse.Namespace) -> None:
     data = a.work / "data-terms"
     if not (data / "meta.json").is_file():
@@ -176,8 +200,11 @@ def run(a: argparse.Namespace) -> None:
         cols = [spread([r[part][m] for r in rows]) for m in rows[0][part]]
         print(f"| {part} | " + " | ".join(cols) + " |")
     print("searched again:", spread([r["searched again"] for r in rows]))
+    agreement = form_rule_agreement(data, a.terms)
+    print("the form rule against the lemmas, test references:", agreement)
     if a.json is not None:
-        a.json.write_text(json.dumps({"search": SEARCH, "rows": rows}, indent=1) + "\n")
+        found = {"search": SEARCH, "rows": rows, "form rule": agreement}
+        a.json.write_text(json.dumps(found, indent=1) + "\n")
 
 
 def main() -> None:

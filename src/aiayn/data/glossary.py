@@ -158,9 +158,8 @@ def exact_form(column: list[str] | tuple[str, ...], where: str) -> bool:
 def in_some_form(target: str, text: str) -> bool:
     """Whether `text` holds the term `target` in some form, by the shape of its words alone (any
     language, no lemmatizer): the term's words, in order and in a row, each a form of the term's
-    word (LONGER_BY), case and diacritics ignored ("Häuser" is a form of "Haus"). On the
-    gettext test split's references it agrees with simplemma's lemmas on 97% of 764 term
-    occurrences (740; benchmarks/README.md, the term table)."""
+    word (LONGER_BY), case and diacritics ignored ("Häuser" is a form of "Haus"). How often it
+    agrees with simplemma's lemmas: benchmarks/README.md, the term table."""
     want, have = WORD.findall(_folded(target)), WORD.findall(_folded(text))
     n = len(want)
     return n > 0 and any(
