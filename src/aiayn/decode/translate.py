@@ -159,8 +159,10 @@ def with_terms_held(
     held as written (the constrained search's guarantee, where the model's own placing failed).
     search: (lines, their controls, per line the terms to insist on) -> their results."""
     found = search(lines, controls, None)
+    if controls is None or not may_miss_terms(controls, tokenizer):  # nothing more to do
+        return found
     missed = terms_missed(controls, tokenizer, lines, [best(r) for r in found], cfg)
-    if controls is not None and missed:
+    if missed:
         rows = sorted(missed)
         some, insist = [lines[i] for i in rows], [missed[i] for i in rows]
         for i, again in zip(rows, search(some, controls.of_lines(rows), insist), strict=True):
@@ -179,9 +181,9 @@ def terms_missed(
     (data/glossary.py `in_some_form`), with those terms; only for a term-aware model (any other
     constrains every term), and only lines within --max-input-tokens (a longer one was cut or
     skipped, and would be again)."""
-    glossary = controls.glossary if controls is not None else None
-    if glossary is None or not tokenizer.term_aware or all(t.exact for t in glossary.terms):
+    if controls is None or controls.glossary is None or not may_miss_terms(controls, tokenizer):
         return {}
+    glossary = controls.glossary
     missed: dict[int, frozenset[Term]] = {}
     for i, (line, output) in enumerate(zip(lines, outputs, strict=True)):
         lost = [t for t in glossary.terms_for(line) if not t.exact]
@@ -194,6 +196,13 @@ def terms_missed(
         for (i, terms), n in zip(missed.items(), map(len, lengths), strict=True)
         if n <= cfg.max_input_tokens
     }
+
+
+def may_miss_terms(controls: Controls, tokenizer: Tokenizer) -> bool:
+    """Whether a translation may leave a glossary term out: a term-aware model given `inflect`
+    terms (any other model constrains every term)."""
+    glossary = controls.glossary
+    return bool(glossary and tokenizer.term_aware and not all(t.exact for t in glossary.terms))
 
 
 def term_annotated(controls: Controls | None, tokenizer: Tokenizer, lines: list[str]) -> list[str]:
