@@ -13,24 +13,29 @@ not independent draws); validation and test are the kind's own at every size, on
 The recipes (RECIPES), each a `prepare` vocabulary and a `train` setting over `--preset small
 --recipe short`:
 - `current`: what a user gets today (prepare's vocabulary for the size: 8,000 below 50,000 pairs);
-- `small-data`: Sennrich & Zhang (2019)'s remedies: a smaller vocabulary, dropout 0.3, attention
-  and activation dropout 0.1, word dropout 0.1, label smoothing 0.2;
+- `small-data`: Sennrich & Zhang (2019)'s remedies: smaller batches (1,024 tokens: more updates
+  from few pairs), a smaller vocabulary, dropout 0.3, attention and activation dropout 0.1, word
+  dropout 0.1, label smoothing 0.2;
 - `small-data + sampling`: the same with subword sampling (`subword_sampling=0.1`).
 Three seeds (`train --set seed`) at the two smallest sizes, one above. Every run stops after
 `--minutes` of wall clock (`--max-minutes`; no search tuned at the close, one search for all:
 harness/cells.py) and is scored on the test split.
 
-Cells are run directories under WORK: a finished one is kept with its scores, so the table fills
-across sessions (`--kinds`/`--sizes` choose what runs now); one that was cut off is trained again
-from nothing, as its minutes are wall clock. Within a (kind, size) block the recipes take turns
-seed by seed. Minutes are comparable only on one CPU: each cell records its CPU, and the table
-marks a block whose cells ran on different ones. Run it alone.
+Cells are run directories under WORK: a finished one is kept with its scores, and its row is
+written to `--json` as soon as it is scored. A row kept there is not run again while its corpus and
+minutes are the same (`corpus`: a digest of the train, valid and test pairs), so the table fills
+across sessions and machines, the work directory lost or not (`--kinds`/`--sizes` choose what
+runs now); a cell cut off is trained again from nothing, as its minutes are wall clock. Within a
+(kind, size) block the recipes take turns seed by seed. Minutes are comparable only on one CPU:
+each cell records its CPU, and the table marks a block whose cells ran on different ones. Run it
+alone.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import hashlib
 import json
 import random
 import shutil
@@ -39,11 +44,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: harness/
 
+from aiayn.files import atomic_write
 from harness.cells import SEARCH, aiayn, cpu_of, logged, scored, spread, trained_for
 
 SIZES = ("2000", "5000", "15000", "full")
 SEEDED = 2  # the smallest sizes get 3 seeds
 SMALL_DATA = [
+    "max_tokens=1024",
     "dropout=0.3",
     "attention_dropout=0.1",
     "activation_dropout=0.1",
@@ -110,6 +117,13 @@ def prepared(a: argparse.Namespace, kind: str, size: str, recipe: str) -> Path:
     return data
 
 
+def digest(a: argparse.Namespace, kind: str, size: str) -> str:
+    """What a cell learned from and was scored on: its train sample, valid and test pairs."""
+    found = splits(a, kind)
+    text = "\n".join(["\n".join(sample(found["train"], size)), *map("\n".join, found.values())])
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
 def cell(a: argparse.Namespace, kind: str, size: str, recipe: str, seed: int) -> dict:
     """One run: trained for the minutes (unless it finished before), scored on test."""
     data = prepared(a, kind, size, recipe)
@@ -119,7 +133,26 @@ def cell(a: argparse.Namespace, kind: str, size: str, recipe: str, seed: int) ->
     run = trained_for(a.work / name, a.minutes, a.precision, args, sets)
     steps = max(int(c.name.split("_")[1]) for c in (run / "checkpoints").glob("step_*"))
     row = {"kind": kind, "size": size, "recipe": recipe, "seed": seed, "steps": steps}
-    return {**row, "cpu": cpu_of(run), **scored(run, data, a.work / "scores" / f"{name}.json")}
+    row |= {"minutes": a.minutes, "corpus": digest(a, kind, size), "cpu": cpu_of(run)}
+    return {**row, **scored(run, data, a.work / "scores" / f"{name}.json")}
+
+
+def same_cell(row: dict, kind: str, size: str, recipe: str, seed: int) -> bool:
+    return (row["kind"], row["size"], row["recipe"], row["seed"]) == (kind, size, recipe, seed)
+
+
+def kept_rows(path: Path | None) -> list[dict]:
+    """The rows an earlier call wrote to `--json` (none without one)."""
+    if path is None or not path.is_file():
+        return []
+    return json.loads(path.read_text(encoding="utf-8"))["rows"]
+
+
+def keep(path: Path | None, rows: list[dict]) -> None:
+    """Every row so far, written whole (a cell cut off loses no other cell's row)."""
+    if path is not None:
+        text = json.dumps({"search": SEARCH, "rows": rows}, indent=1) + "\n"
+        atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
 def table(rows: list[dict]) -> list[str]:
@@ -151,18 +184,21 @@ def main() -> None:
     p.add_argument("--json", type=Path, help="also write the rows here")
     a = p.parse_args()
     a.work.mkdir(parents=True, exist_ok=True)
-    rows = []
+    rows = kept_rows(a.json)
     for kind in a.kinds:
         for size in a.sizes:
             seeds = range(1, 4) if SIZES.index(size) < SEEDED else range(1, 2)
             for seed in seeds:
                 for recipe in a.recipes:
-                    rows.append(cell(a, kind, size, recipe, seed))
+                    had = [r for r in rows if same_cell(r, kind, size, recipe, seed)]
+                    wanted = {"corpus": digest(a, kind, size), "minutes": a.minutes}
+                    if had and all(had[0].get(k) == v for k, v in wanted.items()):
+                        continue  # kept from an earlier call: the same corpus and minutes
+                    rows = [r for r in rows if r not in had] + [cell(a, kind, size, recipe, seed)]
                     print(json.dumps(rows[-1]), flush=True)
+                    keep(a.json, rows)
     print(f"{datetime.date.today().isoformat()}; test BLEU / chrF, {SEARCH}, {a.minutes:g} min")
     print("\n".join(table(rows)))
-    if a.json is not None:
-        a.json.write_text(json.dumps({"search": SEARCH, "rows": rows}, indent=1) + "\n")
 
 
 if __name__ == "__main__":
