@@ -22,13 +22,13 @@ Three seeds (`train --set seed`) at the two smallest sizes, one above. Every run
 harness/cells.py) and is scored on the test split.
 
 Cells are run directories under WORK: a finished one is kept with its scores, and its row is
-written to `--json` as soon as it is scored. A row kept there is not run again while its corpus and
-minutes are the same (`corpus`: a digest of the train, valid and test pairs), so the table fills
-across sessions and machines, the work directory lost or not (`--kinds`/`--sizes` choose what
-runs now); a cell cut off is trained again from nothing, as its minutes are wall clock. Within a
-(kind, size) block the recipes take turns seed by seed. Minutes are comparable only on one CPU:
-each cell records its CPU, and the table marks a block whose cells ran on different ones. Run it
-alone.
+written to `--json` as soon as it is scored. A row kept there is not run again while its recipe,
+corpus and minutes are the same (`corpus`: a digest of the train, valid and test pairs), so the
+table fills across sessions and machines, the work directory lost or not (`--kinds`/`--sizes`
+choose what runs now); a cell cut off is trained again from nothing, as its minutes are wall
+clock. Every run is stopped by the minutes (`short`'s 1,000 steps lifted). Within a (kind, size)
+block the recipes take turns seed by seed. Minutes are comparable only on one CPU: each cell
+records its CPU, and the table marks a block whose cells ran on different ones. Run it alone.
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ from harness.cells import SEARCH, aiayn, cpu_of, logged, scored, spread, trained
 
 SIZES = ("2000", "5000", "15000", "full")
 SEEDED = 2  # the smallest sizes get 3 seeds
+UNBOUNDED = 1_000_000  # `short` stops at 1,000 steps; here the minutes stop every run
 SMALL_DATA = [
     "max_tokens=1024",
     "dropout=0.3",
@@ -129,12 +130,12 @@ def cell(a: argparse.Namespace, kind: str, size: str, recipe: str, seed: int) ->
     data = prepared(a, kind, size, recipe)
     name = f"{kind}-{size}-{recipe.replace(' + ', '-')}-seed{seed}"
     args = ["--data", str(data), "--preset", "small", "--recipe", "short"]
-    sets = (f"seed={seed}", *RECIPES[recipe])
+    sets = (f"seed={seed}", f"max_steps={UNBOUNDED}", *RECIPES[recipe])
     run = trained_for(a.work / name, a.minutes, a.precision, args, sets)
     steps = max(int(c.name.split("_")[1]) for c in (run / "checkpoints").glob("step_*"))
     row = {"kind": kind, "size": size, "recipe": recipe, "seed": seed, "steps": steps}
-    row |= {"minutes": a.minutes, "corpus": digest(a, kind, size), "cpu": cpu_of(run)}
-    return {**row, **scored(run, data, a.work / "scores" / f"{name}.json")}
+    row |= {"sets": RECIPES[recipe], "minutes": a.minutes, "corpus": digest(a, kind, size)}
+    return {**row, "cpu": cpu_of(run), **scored(run, data, a.work / "scores" / f"{name}.json")}
 
 
 def same_cell(row: dict, kind: str, size: str, recipe: str, seed: int) -> bool:
@@ -192,8 +193,9 @@ def main() -> None:
                 for recipe in a.recipes:
                     had = [r for r in rows if same_cell(r, kind, size, recipe, seed)]
                     wanted = {"corpus": digest(a, kind, size), "minutes": a.minutes}
+                    wanted["sets"] = RECIPES[recipe]
                     if had and all(had[0].get(k) == v for k, v in wanted.items()):
-                        continue  # kept from an earlier call: the same corpus and minutes
+                        continue  # kept from an earlier call: the same corpus, recipe, minutes
                     rows = [r for r in rows if r not in had] + [cell(a, kind, size, recipe, seed)]
                     print(json.dumps(rows[-1]), flush=True)
                     keep(a.json, rows)
