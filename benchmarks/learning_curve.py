@@ -128,8 +128,9 @@ def digest(a: argparse.Namespace, kind: str, size: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def cell(a: argparse.Namespace, kind: str, size: str, recipe: str, seed: int) -> dict:
-    """One run: trained for the minutes (unless it finished before), scored on test."""
+def cell(a: argparse.Namespace, kind: str, size: str, recipe: str, seed: int, made: dict) -> dict:
+    """One run: trained for the minutes (unless it finished before), scored on test; `made`: its
+    `made_of`."""
     data = prepared(a, kind, size, recipe)
     name = f"{kind}-{size}-{recipe.replace(' + ', '-').replace(' ', '-')}-seed{seed}"
     args = ["--data", str(data), "--preset", "small", "--recipe", "short"]
@@ -137,8 +138,17 @@ def cell(a: argparse.Namespace, kind: str, size: str, recipe: str, seed: int) ->
     run = trained_for(a.work / name, a.minutes, a.precision, args, sets)
     steps = max(int(c.name.split("_")[1]) for c in (run / "checkpoints").glob("step_*"))
     row = {"kind": kind, "size": size, "recipe": recipe, "seed": seed, "steps": steps}
-    row |= {"sets": RECIPES[recipe], "minutes": a.minutes, "corpus": digest(a, kind, size)}
-    return {**row, "cpu": cpu_of(run), **scored(run, data, a.work / "scores" / f"{name}.json")}
+    return {
+        **row,
+        **made,
+        "cpu": cpu_of(run),
+        **scored(run, data, a.work / "scores" / f"{name}.json"),
+    }
+
+
+def made_of(a: argparse.Namespace, kind: str, size: str, recipe: str) -> dict:
+    """What a cell's row must match to be kept: its recipe's settings, minutes and corpus."""
+    return {"sets": RECIPES[recipe], "minutes": a.minutes, "corpus": digest(a, kind, size)}
 
 
 def same_cell(row: dict, kind: str, size: str, recipe: str, seed: int) -> bool:
@@ -194,12 +204,12 @@ def main() -> None:
             seeds = range(1, 4) if SIZES.index(size) < SEEDED else range(1, 2)
             for seed in seeds:
                 for recipe in a.recipes:
+                    made = made_of(a, kind, size, recipe)
                     had = [r for r in rows if same_cell(r, kind, size, recipe, seed)]
-                    wanted = {"corpus": digest(a, kind, size), "minutes": a.minutes}
-                    wanted["sets"] = RECIPES[recipe]
-                    if had and all(had[0].get(k) == v for k, v in wanted.items()):
-                        continue  # kept from an earlier call: the same corpus, recipe, minutes
-                    rows = [r for r in rows if r not in had] + [cell(a, kind, size, recipe, seed)]
+                    if had and made.items() <= had[0].items():
+                        continue  # kept from an earlier call: the same recipe, minutes, corpus
+                    rows = [r for r in rows if r not in had]
+                    rows.append(cell(a, kind, size, recipe, seed, made))
                     print(json.dumps(rows[-1]), flush=True)
                     keep(a.json, rows)
     print(f"{datetime.date.today().isoformat()}; test BLEU / chrF, {SEARCH}, {a.minutes:g} min")
