@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aiayn.config import PRECISIONS, PRESETS, RECIPES
+from aiayn.config.train import SMALL_DATA_MAX_TOKENS, SMALL_DATA_PAIRS
 from aiayn.train.metrics import forget_metrics_after
 
 DEFAULT_PRESET = "small"
@@ -69,7 +70,13 @@ def add(commands) -> None:
     p.add_argument("--max-steps", type=int)
     p.add_argument("--max-epochs", type=int)
     p.add_argument("--max-minutes", type=float, help="wall-clock budget for this invocation")
-    p.add_argument("--max-tokens", type=int, help="token budget of one batch, per process")
+    p.add_argument(
+        "--max-tokens",
+        type=int,
+        help=f"token budget of one batch, per process (default: the recipe's; "
+        f"{SMALL_DATA_MAX_TOKENS:,} for a new run on at most {SMALL_DATA_PAIRS:,} training "
+        "pairs, the small-data recipe)",
+    )
     p.add_argument("--update-freq", type=int, help="batches accumulated per update")
     p.add_argument("--precision", choices=PRECISIONS)
     p.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda if available)")
@@ -161,8 +168,8 @@ def open_run_for(
     init = None if args.init is None else open_init(args.init)
     if init is not None:
         check_vocabulary(init, data)
-    model_cfg, train_cfg, note = asked_for(args, data, overrides, init, dist.device)
-    if note is not None and dist.is_main:
+    model_cfg, train_cfg, notes = asked_for(args, data, overrides, init, dist.device)
+    for note in notes if dist.is_main else []:
         print(note, file=sys.stderr)
     return (
         create_run(args.out, data, model_cfg, train_cfg, write=dist.is_main, init=init),
@@ -207,11 +214,12 @@ def asked_for(
     overrides: list[str],
     init: StartedFrom | None,
     device: torch.device,
-) -> tuple[ModelConfig, TrainConfig, str | None]:
+) -> tuple[ModelConfig, TrainConfig, list[str]]:
     """The (model, training) settings the command line gives for a new run on `data` on
-    `device`: the preset's model, or with --init MODEL's; and a line to print where the device
-    changed the recipe's precision."""
-    from aiayn.config import preset, recipe
+    `device`: the preset's model, or with --init MODEL's; and the lines to print where the
+    training split's size (the small-data recipe) or the device (precision) changed the
+    recipe."""
+    from aiayn.config import for_corpus, preset, recipe
     from aiayn.config.overrides import apply_overrides
     from aiayn.train.finetune import settings_from
     from aiayn.train.precision import precision_for
@@ -221,9 +229,13 @@ def asked_for(
     else:
         model = preset(args.preset or DEFAULT_PRESET, vocab_size=data.meta.vocab_size)
         model, train = apply_overrides(model, recipe(args.recipe), overrides)
-    named = any(item.partition("=")[0] == "precision" for item in overrides)  # as --set reads
-    train, note = precision_for(train, device, named)
-    return model, train, note
+    named = {item.partition("=")[0] for item in overrides}  # as --set reads them
+    notes = []
+    if init is None:  # a fine-tuning run keeps its recipe's batches (not measured for it)
+        train, note = for_corpus(train, data.meta.sizes["train"], named)
+        notes.append(note)
+    train, note = precision_for(train, device, "precision" in named)
+    return model, train, [n for n in [*notes, note] if n is not None]
 
 
 def resume_point(run: Path, is_main: bool) -> Checkpoint | None:
