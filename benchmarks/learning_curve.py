@@ -15,7 +15,8 @@ The recipes (RECIPES), each a `prepare` vocabulary and a `train` setting over `-
 - `current`: what a user got before issue 56 (prepare's vocabulary for the size then: 8,000
   below 50,000 pairs; 4,096-token batches);
 - `small-data`: smaller batches (1,024 tokens: more updates from few pairs) and a smaller
-  vocabulary (`small_vocabulary`), the paper's dropout and smoothing;
+  vocabulary (prepare's default for the size, `default_vocab_size`), the paper's dropout and
+  smoothing;
 - `small-data + sampling`: the same with subword sampling (`subword_sampling=0.1`);
 - `small-data + regularisers` (`+ sampling`): Sennrich & Zhang (2019)'s remedies on top: dropout
   0.3, attention and activation dropout 0.1, word dropout 0.1, label smoothing 0.2.
@@ -46,6 +47,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: harness/
 
+from aiayn.data.prepare.bpe import default_vocab_size
 from aiayn.files import atomic_write
 from harness.cells import SEARCH, aiayn, cpu_of, logged, scored, spread, trained_for
 
@@ -71,12 +73,6 @@ RECIPES: dict[str, list[str]] = {  # name -> train's --set items
 
 
 CURRENT_VOCABULARY = 8_000  # prepare's default below 50,000 pairs before issue 56
-
-
-def small_vocabulary(pairs: int) -> int:
-    """The small-data recipes' BPE size: fewer merges for less text (Sennrich & Zhang 2019);
-    prepare's default since (`default_vocab_size`), named so that the curve stays as it ran."""
-    return 2_000 if pairs <= 5_000 else 4_000 if pairs <= 15_000 else 8_000
 
 
 def splits(a: argparse.Namespace, kind: str) -> dict[str, list[str]]:
@@ -115,7 +111,7 @@ def prepared(a: argparse.Namespace, kind: str, size: str, recipe: str) -> Path:
     """The data directory of one (kind, size, vocabulary), made once."""
     found = splits(a, kind)
     train = sample(found["train"], size)
-    pieces = CURRENT_VOCABULARY if recipe == "current" else small_vocabulary(len(train))
+    pieces = CURRENT_VOCABULARY if recipe == "current" else default_vocab_size(len(train))
     vocab = ["--vocab-size", str(pieces)]
     data = a.work / f"data-{kind}-{size}-v{pieces}"
     if not (data / "meta.json").is_file():

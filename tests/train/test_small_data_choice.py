@@ -77,21 +77,7 @@ def test_a_fine_tuning_run_keeps_its_recipes_batches(tiny_data, tmp_path, capsys
     args = ["--data", str(tiny_data), "--max-steps", "1", "--device", "cpu"]
     assert main(["train", "--out", str(base), "--recipe", "short", *TINY_RUN, *args]) == 0
     tiny = [a for a in TINY_RUN if a not in ("--max-tokens", "160", "--preset", "tiny")]
-    assert (
-        main(
-            [
-                "train",
-                "--out",
-                str(tuned),
-                "--init",
-                str(base),
-                "--recipe",
-                "finetune",
-                *tiny,
-                *args,
-            ]
-        )
-        == 0
-    )
+    tune = ["train", "--out", str(tuned), "--init", str(base), "--recipe", "finetune"]
+    assert main([*tune, *tiny, *args]) == 0
     assert run_json(tuned)["train"]["max_tokens"] == RECIPES["finetune"].max_tokens
     assert "small-data recipe" not in capsys.readouterr().err

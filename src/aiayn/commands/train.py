@@ -230,12 +230,11 @@ def asked_for(
         model = preset(args.preset or DEFAULT_PRESET, vocab_size=data.meta.vocab_size)
         model, train = apply_overrides(model, recipe(args.recipe), overrides)
     named = {item.partition("=")[0] for item in overrides}  # as --set reads them
-    notes = []
+    size_note = None
     if init is None:  # a fine-tuning run keeps its recipe's batches (not measured for it)
-        train, note = for_corpus(train, data.meta.sizes["train"], named)
-        notes.append(note)
-    train, note = precision_for(train, device, "precision" in named)
-    return model, train, [n for n in [*notes, note] if n is not None]
+        train, size_note = for_corpus(train, data.meta.sizes["train"], named)
+    train, precision_note = precision_for(train, device, "precision" in named)
+    return model, train, [n for n in (size_note, precision_note) if n is not None]
 
 
 def resume_point(run: Path, is_main: bool) -> Checkpoint | None:

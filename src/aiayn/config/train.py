@@ -206,9 +206,8 @@ def for_corpus(
 ) -> tuple[TrainConfig, str | None]:
     """`cfg` with the small-data recipe's batches where `train_pairs` is small, and the line that
     says so; a setting the user `named` (--set, --max-tokens) is left as asked."""
-    if train_pairs > SMALL_DATA_PAIRS or "max_tokens" in named:
-        return cfg, None
-    if cfg.max_tokens <= SMALL_DATA_MAX_TOKENS:
+    small = train_pairs <= SMALL_DATA_PAIRS and cfg.max_tokens > SMALL_DATA_MAX_TOKENS
+    if not small or "max_tokens" in named:
         return cfg, None
     note = (
         f"small-data recipe: {train_pairs:,} training pairs (at most {SMALL_DATA_PAIRS:,}), so "
