@@ -27,11 +27,12 @@ harness/cells.py) and is scored on the test split.
 Cells are run directories under WORK: a finished one is kept with its scores, and its row is
 written to `--json` as soon as it is scored. A row kept there is not run again while its recipe,
 corpus and minutes are the same (`corpus`: a digest of the train, valid and test pairs), so the
-table fills across sessions and machines, the work directory lost or not (`--kinds`/`--sizes`
-choose what runs now); a cell cut off is trained again from nothing, as its minutes are wall
-clock. Every run is stopped by the minutes (`short`'s 1,000 steps lifted). Within a (kind, size)
-block the recipes take turns seed by seed. Minutes are comparable only on one CPU: each cell
-records its CPU, and the table marks a block whose cells ran on different ones. Run it alone.
+table fills across sessions and machines, the work directory lost or not (`--kinds`, `--sizes`,
+`--recipes` and `--seeds` choose what runs now); a cell cut off is trained again from nothing, as
+its minutes are wall clock. Every run is stopped by the minutes (`short`'s 1,000 steps lifted).
+Within a (kind, size) block the recipes take turns seed by seed. Minutes are comparable only on
+one CPU: each cell records its CPU, and the table marks a block whose cells ran on different ones.
+Run it alone.
 """
 
 from __future__ import annotations
@@ -199,6 +200,7 @@ def main() -> None:
     p.add_argument("--kinds", nargs="+", choices=("bible", "gettext"), default=["bible", "gettext"])
     p.add_argument("--sizes", nargs="+", choices=SIZES, default=list(SIZES))
     p.add_argument("--recipes", nargs="+", choices=RECIPES, default=list(RECIPES))
+    p.add_argument("--seeds", nargs="+", type=int, choices=(1, 2, 3), help="run only these now")
     p.add_argument("--minutes", type=float, default=15.0, help="each run's training")
     p.add_argument("--precision", help="passed to train (fp32 where the CPU has no bf16)")
     p.add_argument("--json", type=Path, help="also write the rows here")
@@ -208,7 +210,7 @@ def main() -> None:
     for kind in a.kinds:
         for size in a.sizes:
             seeds = range(1, 4) if SIZES.index(size) < SEEDED else range(1, 2)
-            for seed in seeds:
+            for seed in (s for s in seeds if a.seeds is None or s in a.seeds):
                 for recipe in a.recipes:
                     made = made_of(a, kind, size, recipe)
                     had = [r for r in rows if same_cell(r, kind, size, recipe, seed)]
