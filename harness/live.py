@@ -11,6 +11,7 @@ import asyncio
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -37,41 +38,44 @@ def free_port() -> int:
 
 
 @contextmanager
-def live_server(model: Path, *extra: str, startup_s: float = 60.0):
+def live_server(model: Path, *extra: str, startup_s: float = 60.0, log: Path | None = None):
     """`aiayn serve` in a child process on a free loopback port; yields its base URL once it
-    answers (at most `startup_s` after the start)."""
+    answers (at most `startup_s` after the start). The server's stderr (its log, a traceback
+    behind a 500) goes to `log`, or to a temporary file: never to a pipe nobody reads."""
     port = free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "aiayn",
-            "serve",
-            "--model",
-            str(model),
-            "--port",
-            str(port),
-            *extra,
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + startup_s
-        while True:
-            try:
-                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"server did not start: {proc.stderr.read().decode()}")
-            time.sleep(0.2)
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(10)
+    with open(log, "w+b") if log else tempfile.TemporaryFile() as stderr:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "aiayn",
+                "serve",
+                "--model",
+                str(model),
+                "--port",
+                str(port),
+                *extra,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
+        url = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + startup_s
+            while True:
+                try:
+                    if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    stderr.seek(0)
+                    raise RuntimeError(f"server did not start: {stderr.read().decode()}")
+                time.sleep(0.2)
+            yield url
+        finally:
+            proc.terminate()
+            proc.wait(10)
 
 
 async def hammer(
@@ -83,10 +87,17 @@ async def hammer(
     sentences = list(expected)
     latencies: list[float] = []
     errors = wrong = 0
+    kinds: dict[str, int] = {}  # each error: an HTTP status with its detail, or an exception
+
+    def failed(kind: str) -> None:
+        nonlocal errors
+        errors += 1
+        kinds[kind] = kinds.get(kind, 0) + 1
+
     stop = time.monotonic() + seconds
 
     async def client(i: int, http: httpx.AsyncClient) -> None:
-        nonlocal errors, wrong
+        nonlocal wrong
         n = i
         while time.monotonic() < stop and len(latencies) + errors < max_requests:
             text = sentences[n % len(sentences)]
@@ -94,12 +105,12 @@ async def hammer(
             start = time.perf_counter()
             try:
                 r = await http.post(f"{url}/translate", json={"text": text}, timeout=60)
-            except httpx.HTTPError:
-                errors += 1
+            except httpx.HTTPError as e:
+                failed(f"{type(e).__name__}: {e}"[:200])
                 continue
             latencies.append(time.perf_counter() - start)
             if r.status_code != 200:
-                errors += 1
+                failed(f"{r.status_code}: {r.text}"[:200])
             elif r.json()["translations"][0]["text"] != expected[text]:
                 wrong += 1
 
@@ -111,9 +122,11 @@ async def hammer(
     return {
         "requests": n,
         "errors": errors,
+        "error_kinds": kinds,
         "wrong": wrong,
         "seconds": seconds,
         "requests_per_s": round(n / seconds, 1),
         "p50_ms": round(1000 * latencies[n // 2], 1) if n else None,
         "p99_ms": round(1000 * latencies[min(n - 1, int(n * 0.99))], 1) if n else None,
+        "max_ms": round(1000 * latencies[-1], 1) if n else None,
     }

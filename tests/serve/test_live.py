@@ -30,9 +30,10 @@ def run(tiny_run):
     return tiny_run
 
 
-def test_64_concurrent_clients_get_correct_answers_without_errors(run):
+def test_64_concurrent_clients_get_correct_answers_without_errors(run, tmp_path):
     seconds = float(os.environ.get("AIAYN_LOAD_SECONDS", "30"))
-    with live_server(run) as url:
+    log = tmp_path / "server.log"
+    with live_server(run, log=log) as url:
         expected = {
             s: httpx.post(f"{url}/translate", json={"text": s}, timeout=60).json()["translations"][
                 0
@@ -42,7 +43,8 @@ def test_64_concurrent_clients_get_correct_answers_without_errors(run):
         result = asyncio.run(hammer(url, expected, clients=64, seconds=seconds))
         batches = httpx.get(f"{url}/health").json()["batches"]
     print(result)
-    assert result["errors"] == 0 and result["wrong"] == 0
+    # on a failure, what each error was and the end of the server's log (a traceback behind a 500)
+    assert result["errors"] == 0 and result["wrong"] == 0, (result, log.read_text()[-4000:])
     assert result["requests"] >= 64
     assert batches < result["requests"] + len(SENTENCES)  # requests shared model calls
 
