@@ -98,6 +98,21 @@ def test_evaluate_reports_the_search(run, tiny_data, capsys):
     assert "BLEU" in out and "chrF" in out and "repetition" in out
 
 
+def test_the_repetition_guards_are_said_once(run, tiny_data, tmp_path, capsys):
+    src = tmp_path / "in.txt"
+    src.write_text("The dog sees a cat.\n")
+    guards = ["--no-repeat-ngram", "3", "--stutter-guard", "2"]
+    said = ", no repeated 3-gram, stutter guard 2"
+    for search, first, then in (("4", "beam 4", f"stop bound{said} ("), ("1", f"greedy{said}", "")):
+        common = ["--model", str(run), "--beam", search, "--length-penalty", "gnmt", *guards]
+        assert main(["translate", *common, "--input", str(src)]) == 0
+        assert main(["evaluate", *common, "--data", str(tiny_data)]) == 0
+        out = capsys.readouterr()
+        # with a beam, the length setting's words name the guards and the search's do not
+        assert f"search: {first}; " in out.err and then in out.err, out.err
+        assert f"reference(s), {first}\n" in out.out and then in out.out, out.out
+
+
 def test_sampling_and_bf16_from_the_command_line(run, tmp_path, capsys):
     src = tmp_path / "in.txt"
     src.write_text("The dog sees a cat.\nThe old man reads a book.\n")

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aiayn.commands.options.decoding import add_decoding, describe
-from aiayn.commands.options.engine import engine_config, search_for, search_options
+from aiayn.commands.options.engine import beam_search, engine_config, search_for, search_options
 from aiayn.commands.options.languages import add_tgt_lang
 from aiayn.commands.options.reading import read_lines
 from aiayn.commands.options.renamed import old_spelling
@@ -100,8 +100,9 @@ def run_evaluate(args: argparse.Namespace) -> int:
             "give --data DIR [--split test], or --src-file FILE --ref-file FILE [FILE ...]"
         )
     cased = f", sources {CASED[args.case]}" if args.case is not None else ""
-    print(f"{n} sentences, {refs} reference(s), {describe(cfg)}{cased}")
-    if cfg.beam > 1 and not cfg.sample:
+    beam = beam_search(cfg)  # then the length setting's words name the guards
+    print(f"{n} sentences, {refs} reference(s), {describe(cfg, guards=not beam)}{cased}")
+    if beam:
         print(f"length setting: {length}")
     print(scores)
     return 0

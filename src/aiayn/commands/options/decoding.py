@@ -55,10 +55,11 @@ def add_sampling(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=PAPER.seed, help="for --sample")
 
 
-def describe(cfg: DecodeConfig) -> str:
-    """The search in a few words: "beam 4", "greedy", "sampling"; and the repetition guards."""
+def describe(cfg: DecodeConfig, guards: bool = True) -> str:
+    """The search in a few words: "beam 4", "greedy", "sampling"; and the repetition guards
+    unless `guards` is False (where the length setting's words already name them)."""
     search = "sampling" if cfg.sample else "greedy" if cfg.beam == 1 else f"beam {cfg.beam}"
-    return search + guards_text(cfg.no_repeat_ngram, cfg.stutter_guard)
+    return search + (guards_text(cfg.no_repeat_ngram, cfg.stutter_guard) if guards else "")
 
 
 def add_shortlist(p: argparse.ArgumentParser) -> None:

@@ -111,11 +111,16 @@ def search_options(args: argparse.Namespace, only: Collection[str] | None = None
     return given
 
 
+def beam_search(cfg: DecodeConfig) -> bool:
+    """Whether `cfg` searches with a beam, so a length setting (and its guards) applies."""
+    return cfg.beam > 1 and not cfg.sample
+
+
 def search_for(translator: Translator, given: dict[str, Any]) -> tuple[DecodeConfig, str]:
     """The translator's default search with the command line's settings over it; and where the
     length setting and the repetition guards come from, in words."""
     cfg = translator.default_search.overridden(given)
-    if cfg.beam == 1 or cfg.sample:
+    if not beam_search(cfg):
         return cfg, "no length penalty needed"
     guards = guards_text(cfg.no_repeat_ngram, cfg.stutter_guard)
     length = f"{cfg.length_penalty} alpha {cfg.alpha:g}, stop {cfg.stop}{guards}"
