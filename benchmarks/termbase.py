@@ -111,6 +111,12 @@ def build(a: argparse.Namespace) -> None:
     print("most used:", ", ".join(f"{s} -> {t} ({n})" for s, t, n in kept[:12]))
 
 
+def held_out_test(data: Path) -> tuple[list[str], list[str]]:
+    """The prepared test split's sources and references."""
+    read = [(data / f"test.{side}.txt").read_text(encoding="utf-8") for side in ("src", "tgt")]
+    return read[0].splitlines(), read[1].splitlines()
+
+
 def measure(model: Path, data: Path, terms: Path) -> dict:
     """Term use and scores of one model's test translations, without and with the glossary."""
     from aiayn.config import DecodeConfig
@@ -121,8 +127,7 @@ def measure(model: Path, data: Path, terms: Path) -> dict:
     from aiayn.engines import open_translator
     from aiayn.evaluate.scores import score
 
-    sources = (data / "test.src.txt").read_text(encoding="utf-8").splitlines()
-    references = (data / "test.tgt.txt").read_text(encoding="utf-8").splitlines()
+    sources, references = held_out_test(data)
     glossary, lemmas = Glossary.load(terms), Lemmas("de")
     translator, cfg = open_translator(model), DecodeConfig(**SEARCH)
     controls = Controls(glossary=glossary)
@@ -158,14 +163,13 @@ def form_rule_agreement(data: Path, terms: Path) -> dict:
     """How often the search's rule for "the output holds a term in some form" (data/glossary.py
     `in_some_form`, the shape of words) says what simplemma's lemmas say (data/lemmas.py, the
     table's measure), over the test references' term occurrences."""
-    from aiayn.data.glossary import Glossary, in_some_form
+    from aiayn.data.glossary import Glossary, in_some_form, word_forms
     from aiayn.data.lemmas import Lemmas
 
-    sources = (data / "test.src.txt").read_text(encoding="utf-8").splitlines()
-    references = (data / "test.tgt.txt").read_text(encoding="utf-8").splitlines()
+    sources, references = held_out_test(data)
     glossary, lemmas = Glossary.load(terms), Lemmas("de")
     said = [
-        (lemmas.uses(t.target, lemmas.of(r)), in_some_form(t.target, r))
+        (lemmas.uses(t.target, lemmas.of(r)), in_some_form(t.target, word_forms(r)))
         for s, r in zip(sources, references, strict=True)
         for t in glossary.terms_for(s)
     ]

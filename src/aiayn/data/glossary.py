@@ -155,12 +155,18 @@ def exact_form(column: list[str] | tuple[str, ...], where: str) -> bool:
     return FORMS[column[0].lower()]
 
 
-def in_some_form(target: str, text: str) -> bool:
-    """Whether `text` holds the term `target` in some form, by the shape of its words alone (any
-    language, no lemmatizer): the term's words, in order and in a row, each a form of the term's
-    word (LONGER_BY), case and diacritics ignored ("Häuser" is a form of "Haus"). How often it
-    agrees with simplemma's lemmas: benchmarks/README.md, the term table."""
-    want, have = WORD.findall(_folded(target)), WORD.findall(_folded(text))
+def word_forms(text: str) -> list[str]:
+    """The words of `text` as `in_some_form` compares them: case-folded, without diacritics."""
+    return WORD.findall(_folded(text))
+
+
+def in_some_form(target: str, have: list[str]) -> bool:
+    """Whether a text whose words are `have` (`word_forms`) holds the term `target` in some
+    form, by the shape of its words alone (any language, no lemmatizer): the term's words, in
+    order and in a row, each a form of the term's word (LONGER_BY), case and diacritics ignored
+    ("Häuser" is a form of "Haus"). How often it agrees with simplemma's lemmas:
+    benchmarks/README.md, the term table."""
+    want = word_forms(target)
     n = len(want)
     return n > 0 and any(
         all(_form_of(w, h) for w, h in zip(want, have[i : i + n], strict=True))

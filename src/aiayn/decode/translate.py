@@ -13,7 +13,7 @@ from torch import Tensor
 
 from aiayn import layout
 from aiayn.config import DecodeConfig
-from aiayn.data.glossary import Term, in_some_form
+from aiayn.data.glossary import Term, in_some_form, word_forms
 from aiayn.data.term_tags import with_terms
 from aiayn.data.tokenizer import Tokenizer
 from aiayn.decode.beam import Hypothesis, beam_search
@@ -186,8 +186,9 @@ def terms_missed(
     glossary = controls.glossary
     missed: dict[int, frozenset[Term]] = {}
     for i, (line, output) in enumerate(zip(lines, outputs, strict=True)):
-        lost = [t for t in glossary.terms_for(line) if not t.exact]
-        lost = [t for t in lost if not in_some_form(t.target, output)]
+        terms = [t for t in glossary.terms_for(line) if not t.exact]
+        have = word_forms(output) if terms else []
+        lost = [t for t in terms if not in_some_form(t.target, have)]
         if lost:
             missed[i] = frozenset(lost)
     lengths = tokenizer.encode([lines[i] for i in missed])
