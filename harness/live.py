@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -86,31 +87,25 @@ async def hammer(
     assert url.startswith("http://127.0.0.1:"), "load tests target loopback only"
     sentences = list(expected)
     latencies: list[float] = []
-    errors = wrong = 0
-    kinds: dict[str, int] = {}  # each error: an HTTP status with its detail, or an exception
-
-    def failed(kind: str) -> None:
-        nonlocal errors
-        errors += 1
-        kinds[kind] = kinds.get(kind, 0) + 1
-
+    errors: Counter[str] = Counter()  # each error: an HTTP status with its detail, or an exception
+    wrong = 0
     stop = time.monotonic() + seconds
 
     async def client(i: int, http: httpx.AsyncClient) -> None:
         nonlocal wrong
         n = i
-        while time.monotonic() < stop and len(latencies) + errors < max_requests:
+        while time.monotonic() < stop and len(latencies) + errors.total() < max_requests:
             text = sentences[n % len(sentences)]
             n += clients
             start = time.perf_counter()
             try:
                 r = await http.post(f"{url}/translate", json={"text": text}, timeout=60)
             except httpx.HTTPError as e:
-                failed(f"{type(e).__name__}: {e}"[:200])
+                errors[f"{type(e).__name__}: {e}"[:200]] += 1
                 continue
             latencies.append(time.perf_counter() - start)
             if r.status_code != 200:
-                failed(f"{r.status_code}: {r.text}"[:200])
+                errors[f"{r.status_code}: {r.text}"[:200]] += 1
             elif r.json()["translations"][0]["text"] != expected[text]:
                 wrong += 1
 
@@ -121,8 +116,8 @@ async def hammer(
     n = len(latencies)
     return {
         "requests": n,
-        "errors": errors,
-        "error_kinds": kinds,
+        "errors": errors.total(),
+        "error_kinds": dict(errors),
         "wrong": wrong,
         "seconds": seconds,
         "requests_per_s": round(n / seconds, 1),

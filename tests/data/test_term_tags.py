@@ -203,9 +203,8 @@ def test_an_inflect_term_the_model_left_out_is_searched_again_as_written(term_aw
     annotated = translator.translate(
         term_annotated(Controls(glossary=g), translator.tokenizer, lines), cfg
     )
-    assert not any(
-        in_some_form("Hund", word_forms(x)) for x in annotated[:2]
-    )  # the test means something
+    # the test means something
+    assert not any(in_some_form("Hund", word_forms(x)) for x in annotated[:2])
     found = translator.translate(lines, cfg, Controls(glossary=g, target_prefix=prefixes))
     assert all(in_some_form("Hund", word_forms(x)) for x in found[:2])
     assert found[1].startswith("Ein")

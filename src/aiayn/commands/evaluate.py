@@ -100,9 +100,8 @@ def run_evaluate(args: argparse.Namespace) -> int:
             "give --data DIR [--split test], or --src-file FILE --ref-file FILE [FILE ...]"
         )
     cased = f", sources {CASED[args.case]}" if args.case is not None else ""
-    beam = beam_search(cfg)  # then the length setting's words name the guards
-    print(f"{n} sentences, {refs} reference(s), {describe(cfg, guards=not beam)}{cased}")
-    if beam:
+    print(f"{n} sentences, {refs} reference(s), {describe(cfg)}{cased}")
+    if beam_search(cfg):
         print(f"length setting: {length}")
     print(scores)
     return 0

@@ -10,13 +10,7 @@ from typing import TYPE_CHECKING
 from aiayn.commands.options.controls import add_controls, controls_of
 from aiayn.commands.options.decoding import add_decoding, add_sampling, describe
 from aiayn.commands.options.documents import add_document_options, wanted
-from aiayn.commands.options.engine import (
-    PAPER,
-    beam_search,
-    engine_config,
-    search_for,
-    search_options,
-)
+from aiayn.commands.options.engine import PAPER, engine_config, search_for, search_options
 from aiayn.commands.options.languages import (
     AUTO,
     add_src_lang,
@@ -80,7 +74,7 @@ def run_translate(args: argparse.Namespace) -> int:
     language = source_language(args, sample, translator)
     say_mismatch(args, sample)
     cfg, length = search_for(translator, given)
-    said = f"{describe(cfg, guards=not beam_search(cfg))}; {length}"  # guards said once
+    said = f"{describe(cfg)}; {length}"
     if args.dry_run:
         said = "none (--dry-run: every sentence copied)"
     print(f"search: {said}", file=sys.stderr)

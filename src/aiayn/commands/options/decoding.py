@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from aiayn.commands.options.engine import PAPER, add_engine, add_length
+from aiayn.commands.options.engine import PAPER, add_engine, add_length, beam_search
 from aiayn.config import TOO_LONG_POLICIES, DecodeConfig
 from aiayn.config.decode import guards_text
 
@@ -55,11 +55,13 @@ def add_sampling(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=PAPER.seed, help="for --sample")
 
 
-def describe(cfg: DecodeConfig, guards: bool = True) -> str:
-    """The search in a few words: "beam 4", "greedy", "sampling"; and the repetition guards
-    unless `guards` is False (where the length setting's words already name them)."""
-    search = "sampling" if cfg.sample else "greedy" if cfg.beam == 1 else f"beam {cfg.beam}"
-    return search + (guards_text(cfg.no_repeat_ngram, cfg.stutter_guard) if guards else "")
+def describe(cfg: DecodeConfig) -> str:
+    """The search in a few words: "beam 4", "greedy", "sampling"; the repetition guards only
+    without a beam (with one, the length setting's words name them: `search_for`)."""
+    if beam_search(cfg):
+        return f"beam {cfg.beam}"
+    search = "sampling" if cfg.sample else "greedy"
+    return search + guards_text(cfg.no_repeat_ngram, cfg.stutter_guard)
 
 
 def add_shortlist(p: argparse.ArgumentParser) -> None:
