@@ -77,6 +77,12 @@ CASES = [
         ("--set d_model=64", "d_model=32", "drop --set d_model"),
     ),
     Case(
+        "train --init RUN --set n_decoder_layers=3 (the model has 2: fewer may be kept, not more)",
+        init_with("--set", "n_decoder_layers=3"),
+        2,
+        ("--set n_decoder_layers=3", "n_decoder_layers=2", "fewer of its layers, not more"),
+    ),
+    Case(
         "train --init RUN --preset base (the model is tiny)",
         init_with("--preset", "base"),
         2,

@@ -22,7 +22,7 @@ from aiayn.data.data_dir import DataDir
 from aiayn.interop.marian import import_marian
 from aiayn.train import checkpoint as ckpt
 from aiayn.train.distributed import Distributed
-from aiayn.train.finetune import check_vocabulary, load_into, open_init
+from aiayn.train.finetune import check_vocabulary, kept_layers, load_into, open_init
 from aiayn.train.metrics import read_metrics
 from aiayn.train.run_dir import open_run
 from aiayn.train.schedule import scheduled_rate
@@ -123,6 +123,31 @@ def test_the_first_loss_is_the_models_own(kind, source_run, tiny_data, tmp_path)
     started = json.loads((tmp_path / "ft" / "run.json").read_text())["init"]
     assert Path(started["model"]) == layout.model_dir(model).resolve()
     assert len(started["weights_sha256"]) == 64
+
+
+def test_a_student_starts_from_the_layers_it_keeps(source_run, tiny_data, tmp_path):
+    """`--set n_decoder_layers=1`: the run's first loss is MODEL's with its first decoder
+    layer alone (its encoder and embeddings whole), not with its last."""
+    finetune(source_run, tiny_data, tmp_path / "ft", 1, "n_decoder_layers=1")
+    logged = next(r for r in read_metrics(tmp_path / "ft") if r["kind"] == "train")
+    batches = first_update(tmp_path / "ft", tmp_path / "scratch")
+    losses = []
+    for kept in (0, 1):
+        model = Transformer.load(layout.model_dir(source_run))
+        model.decoder_layers = torch.nn.ModuleList([model.decoder_layers[kept]])
+        losses.append(nll_per_token(model, batches))
+    assert logged["nll_loss"] == pytest.approx(losses[0], rel=1e-5)
+    assert abs(losses[1] - logged["nll_loss"]) > 0.01  # the check could fail
+    written = json.loads((tmp_path / "ft" / "run.json").read_text())["model"]
+    assert (written["n_encoder_layers"], written["n_decoder_layers"]) == (2, 1)
+
+
+def test_kept_layers_are_spread_over_the_stack_first_and_last_among_them():
+    assert kept_layers(3, 1) == [0]
+    assert kept_layers(3, 2) == [0, 2]
+    assert kept_layers(6, 3) == [0, 2, 5]
+    assert kept_layers(12, 4) == [0, 4, 7, 11]
+    assert kept_layers(6, 6) == list(range(6))
 
 
 def test_a_resumed_finetuning_run_goes_on_from_its_own_checkpoints(source_run, tiny_data, tmp_path):

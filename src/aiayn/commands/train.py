@@ -221,7 +221,7 @@ def asked_for(
     recipe."""
     from aiayn.config import for_corpus, preset, recipe
     from aiayn.config.overrides import apply_overrides
-    from aiayn.train.finetune import settings_from
+    from aiayn.train.finetune import kept_note, settings_from
     from aiayn.train.precision import precision_for
 
     if init is not None:
@@ -230,7 +230,7 @@ def asked_for(
         model = preset(args.preset or DEFAULT_PRESET, vocab_size=data.meta.vocab_size)
         model, train = apply_overrides(model, recipe(args.recipe), overrides)
     named = {item.partition("=")[0] for item in overrides}  # as --set reads them
-    size_note = None
+    size_note = None if init is None else kept_note(init, model)
     if init is None:  # a fine-tuning run keeps its recipe's batches (not measured for it)
         train, size_note = for_corpus(train, data.meta.sizes["train"], named)
     train, precision_note = precision_for(train, device, "precision" in named)

@@ -1,6 +1,8 @@
 """`aiayn train --init MODEL`: a run that starts from the weights of a model directory (a run's
 best checkpoint, a step or averaged checkpoint, an imported Marian model) with a new optimizer
-and schedule. The architecture is MODEL's, and the data must be encoded with MODEL's ids.
+and schedule. The architecture is MODEL's, and the data must be encoded with MODEL's ids. A
+student may keep fewer of its layers (`--set n_decoder_layers=1`): the layers kept are spread
+over MODEL's stack, its first and last among them ("shrink and fine-tune", Shleifer & Rush 2020).
 
 The run records where it began (`StartedFrom`, in run.json); a resumed run goes on from its own
 checkpoints and reads MODEL again only when it had saved none.
@@ -73,12 +75,18 @@ def open_init(path: Path) -> StartedFrom:
 def settings_from(
     init: StartedFrom, preset_name: str | None, train: TrainConfig, overrides: list[str]
 ) -> tuple[ModelConfig, TrainConfig]:
-    """MODEL's model settings (dropout may change) and the recipe with --set over it. A
-    --preset or --set that contradicts MODEL's architecture is refused by name."""
+    """MODEL's model settings (dropout may change, depths may shrink) and the recipe with --set
+    over it. A --preset or --set that contradicts MODEL's architecture is refused by name."""
     model = ModelConfig.load_json(init.model / layout.CONFIG_FILE)
     changed, train = apply_overrides(model, train, overrides)
     for name in architecture(model):
-        if getattr(changed, name) != getattr(model, name):
+        if name in DEPTHS and getattr(changed, name) > getattr(model, name):
+            raise ValueError(
+                f"--set {name}={getattr(changed, name)}: the model in --init has {name}="
+                f"{getattr(model, name)} ({init.model}); a run started from it may keep fewer "
+                f"of its layers, not more: --set {name}=1 to {getattr(model, name)}"
+            )
+        if name not in DEPTHS and getattr(changed, name) != getattr(model, name):
             raise ValueError(
                 f"--set {name}={getattr(changed, name)}: the model in --init has {name}="
                 f"{getattr(model, name)} ({init.model}); the architecture comes from --init: "
@@ -87,6 +95,48 @@ def settings_from(
     if preset_name is not None:
         check_preset(preset_name, model, init.model)
     return changed, train
+
+
+DEPTHS = ("n_encoder_layers", "n_decoder_layers")  # --init may shrink these: `kept_layers`
+
+
+def kept_layers(have: int, keep: int) -> list[int]:
+    """Which of a stack's `have` layers a shallower copy of `keep` layers starts from: spread
+    evenly, the first and the last among them (the first alone for one), as Shleifer & Rush's
+    "shrink and fine-tune" copies a teacher's layers into its student."""
+    if keep == 1:
+        return [0]
+    return [round(i * (have - 1) / (keep - 1)) for i in range(keep)]
+
+
+def shrunk(state: dict[str, torch.Tensor], cfg: ModelConfig) -> dict[str, torch.Tensor]:
+    """A state dict of MODEL's with only the layers `cfg`'s depths keep, renumbered."""
+    have = {
+        stack: 1 + max(int(k.split(".")[1]) for k in state if k.startswith(f"{stack}."))
+        for stack in ("encoder_layers", "decoder_layers")
+    }
+    keep = {"encoder_layers": cfg.n_encoder_layers, "decoder_layers": cfg.n_decoder_layers}
+    renumbered = {stack: kept_layers(have[stack], keep[stack]) for stack in have}
+    out = {}
+    for name, tensor in state.items():
+        stack, *rest = name.split(".", 2)
+        if stack not in renumbered:
+            out[name] = tensor
+        elif int(rest[0]) in renumbered[stack]:
+            out[f"{stack}.{renumbered[stack].index(int(rest[0]))}.{rest[1]}"] = tensor
+    return out
+
+
+def kept_note(init: StartedFrom, cfg: ModelConfig) -> str | None:
+    """The run's first line where it keeps fewer of MODEL's layers than MODEL has: which."""
+    model = ModelConfig.load_json(init.model / layout.CONFIG_FILE)
+    kept = [
+        f"{name.split('_')[1]} layers {kept_layers(getattr(model, name), getattr(cfg, name))} "
+        f"of {getattr(model, name)}"
+        for name in DEPTHS
+        if getattr(cfg, name) != getattr(model, name)
+    ]
+    return f"init: {init.model}, {' and '.join(kept)} kept" if kept else None
 
 
 def architecture(model: ModelConfig) -> list[str]:
@@ -133,8 +183,9 @@ def pieces(tokenizer: Tokenizer) -> list[str]:
 
 
 def load_into(model: Transformer, init: StartedFrom) -> None:
-    """MODEL's weights into the run's new model, once they are checked to be the ones the run
-    recorded (a MODEL changed since would start another run than the one begun)."""
+    """MODEL's weights (the layers the run keeps) into the run's new model, once they are
+    checked to be the ones the run recorded (a MODEL changed since would start another run than
+    the one begun)."""
     found = weights_digest(init.model / layout.WEIGHTS_FILE)
     if found != init.weights_sha256:
         raise ValueError(
@@ -144,7 +195,7 @@ def load_into(model: Transformer, init: StartedFrom) -> None:
         )
     saved = Transformer.load(init.model, device=next(model.parameters()).device)
     with torch.no_grad():
-        model.load_state_dict(saved.state_dict())
+        model.load_state_dict(shrunk(saved.state_dict(), model.cfg))
 
 
 def check_same_start(init: StartedFrom | None, given: Path, run: Path) -> None:
