@@ -10,7 +10,8 @@ text (tokenizing included), each system through the same public interface:
 - aiayn fp32, with and without the model's shortlist (`--no-shortlist`);
 - aiayn int8 with the compiled step (`--precision int8 --compile`) over the shortlist;
 - CTranslate2 int8 (`aiayn export --quantization int8`), with the shortlist as its vocabulary
-  map (`use_vmap`) and without.
+  map (`use_vmap`) and without, on `--ct2-threads` threads (default 1: on 2 shared cores its int8
+  runs 10x slower on 2 threads than on 1 at batch 1, decode_bench's table).
 
 Every system decodes the same search: batch 1 greedy (each of the first `--lines` test
 sentences alone), and batch 32 greedy and beam 4 (|Y|^1.0, which CTranslate2 has too; no
@@ -126,7 +127,7 @@ def opened(a: argparse.Namespace, system: str):
     name, kind = split_name(system)
     engine, precision, compile, _ = KINDS[kind]
     if engine == "ctranslate2":
-        return open_translator(a.work / f"ct2-{name}", engine=engine, threads=2)
+        return open_translator(a.work / f"ct2-{name}", engine=engine, threads=a.ct2_threads)
     return open_translator(getattr(a, name), precision=precision, compile=compile)
 
 
@@ -167,6 +168,7 @@ def spawn(a: argparse.Namespace, *extra: str) -> str:
     here = str(Path(__file__).resolve())
     paths = ["--teacher", str(a.teacher), "--student", str(a.student), "--data", str(a.data)]
     sizes = ["--lines", str(a.lines), "--quality-lines", str(a.quality_lines)]
+    sizes += ["--ct2-threads", str(a.ct2_threads)]
     args = [*paths, "--work", str(a.work), *sizes, *extra]
     env = {**os.environ, "AIAYN_COMPILE_CACHE": str(a.work / "compiled")}
     done = subprocess.run([sys.executable, here, *args], env=env, capture_output=True, text=True)
@@ -240,6 +242,10 @@ def main() -> None:
     p.add_argument("--lines", type=int, default=40, help="sentences of the batch-1 timing")
     p.add_argument("--quality-lines", type=int, default=0, help="test lines scored (0: all)")
     p.add_argument("--repeats", type=int, default=5)
+    p.add_argument(
+        "--ct2-threads", type=int, default=1,
+        help="CTranslate2's intra-op threads: 1, its fastest on the 2-core CPU of decode_bench",
+    )  # fmt: skip
     p.add_argument("--systems", nargs="+", default=SYSTEMS, choices=SYSTEMS)
     p.add_argument("--json", type=Path, help="also write the results here")
     p.add_argument("--child", choices=SYSTEMS, help=argparse.SUPPRESS)
