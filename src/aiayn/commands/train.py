@@ -230,11 +230,12 @@ def asked_for(
         model = preset(args.preset or DEFAULT_PRESET, vocab_size=data.meta.vocab_size)
         model, train = apply_overrides(model, recipe(args.recipe), overrides)
     named = {item.partition("=")[0] for item in overrides}  # as --set reads them
-    size_note = None if init is None else kept_note(init, model)
     if init is None:  # a fine-tuning run keeps its recipe's batches (not measured for it)
-        train, size_note = for_corpus(train, data.meta.sizes["train"], named)
+        train, first_note = for_corpus(train, data.meta.sizes["train"], named)
+    else:  # it names the layers it keeps of MODEL's, where it keeps fewer
+        first_note = kept_note(init, model)
     train, precision_note = precision_for(train, device, "precision" in named)
-    return model, train, [n for n in (size_note, precision_note) if n is not None]
+    return model, train, [n for n in (first_note, precision_note) if n is not None]
 
 
 def resume_point(run: Path, is_main: bool) -> Checkpoint | None:

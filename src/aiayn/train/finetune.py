@@ -109,14 +109,14 @@ def kept_layers(have: int, keep: int) -> list[int]:
     return [round(i * (have - 1) / (keep - 1)) for i in range(keep)]
 
 
-def shrunk(state: dict[str, torch.Tensor], cfg: ModelConfig) -> dict[str, torch.Tensor]:
-    """A state dict of MODEL's with only the layers `cfg`'s depths keep, renumbered."""
-    have = {
-        stack: 1 + max(int(k.split(".")[1]) for k in state if k.startswith(f"{stack}."))
-        for stack in ("encoder_layers", "decoder_layers")
+def shrunk(
+    state: dict[str, torch.Tensor], have: ModelConfig, keep: ModelConfig
+) -> dict[str, torch.Tensor]:
+    """A state dict of a `have` model with only the layers `keep`'s depths keep, renumbered."""
+    renumbered = {
+        f"{name.split('_')[1]}_layers": kept_layers(getattr(have, name), getattr(keep, name))
+        for name in DEPTHS
     }
-    keep = {"encoder_layers": cfg.n_encoder_layers, "decoder_layers": cfg.n_decoder_layers}
-    renumbered = {stack: kept_layers(have[stack], keep[stack]) for stack in have}
     out = {}
     for name, tensor in state.items():
         stack, *rest = name.split(".", 2)
@@ -195,7 +195,7 @@ def load_into(model: Transformer, init: StartedFrom) -> None:
         )
     saved = Transformer.load(init.model, device=next(model.parameters()).device)
     with torch.no_grad():
-        model.load_state_dict(shrunk(saved.state_dict(), model.cfg))
+        model.load_state_dict(shrunk(saved.state_dict(), saved.cfg, model.cfg))
 
 
 def check_same_start(init: StartedFrom | None, given: Path, run: Path) -> None:
