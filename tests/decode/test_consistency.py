@@ -8,6 +8,7 @@ import torch
 from aiayn.config import DecodeConfig
 from aiayn.decode.beam import beam_search, length_penalty
 from aiayn.decode.greedy import greedy_decode, greedy_hypotheses
+from aiayn.decode.rules import FORCED_EOS_SCORE
 from aiayn.evaluate.search_grid import grid_search
 from aiayn.model.outputs import Decoded
 from tests.conftest import seeded
@@ -94,7 +95,7 @@ def test_beam_one_is_greedy_on_a_real_model(model, sources):
 
 def test_greedy_hypotheses_are_scored_as_beam_search_scores(model, sources):
     """A beam of 1 in the server and `--nbest` decodes greedily, as `translate --beam 1` does;
-    its score (one teacher-forced pass) equals beam search's where the two find the same."""
+    its score (summed as the search goes) equals beam search's where the two find the same."""
     cfg = DecodeConfig(beam=1)
     greedy = greedy_hypotheses(model, sources, cfg)
     assert [h[0].tokens for h in greedy] == greedy_decode(model, sources, cfg)
@@ -106,6 +107,28 @@ def test_greedy_hypotheses_are_scored_as_beam_search_scores(model, sources):
         assert g.log_prob == pytest.approx(b.log_prob, abs=1e-4)
         assert g.score == pytest.approx(b.score, abs=1e-4)
         assert g.score == pytest.approx(g.log_prob / length_penalty(len(g.tokens) + 1, 0.6))
+
+
+@pytest.mark.parametrize("max_len_b", [2, 50])
+def test_greedy_log_probs_are_a_teacher_forced_pass_over_its_outputs(model, sources, max_len_b):
+    """The sums kept during the search are what one pass over the found outputs gives (eos
+    included, a forced one at least FORCED_EOS_SCORE), also where sentences leave the batch at
+    different steps (max_len_b 50) or all stop at a short limit (2: eos forced)."""
+    cfg = DecodeConfig(beam=1, max_len_a=0.0, max_len_b=max_len_b)
+    found = greedy_hypotheses(model, sources, cfg)
+    pad, bos, eos = model.cfg.pad_id, model.cfg.bos_id, model.cfg.eos_id
+    for i, (h,) in enumerate(found):
+        y = torch.tensor([[bos, *h.tokens]])
+        with torch.no_grad():
+            lp = torch.log_softmax(
+                model(sources[i : i + 1][sources[i : i + 1] != pad][None], y), -1
+            )
+        picked = (
+            lp[0].gather(-1, torch.tensor([*h.tokens, eos])[:, None]).clamp(min=FORCED_EOS_SCORE)
+        )
+        assert h.log_prob == pytest.approx(float(picked.sum()), abs=1e-3)
+    if max_len_b == 2:
+        assert {len(h.tokens) for (h,) in found} == {1}  # eos forced at step 2, in every row
 
 
 @pytest.mark.parametrize("beam", [2, 4])

@@ -11,7 +11,6 @@ from torch import Tensor
 from aiayn.config import DecodeConfig
 from aiayn.decode.beam import Hypothesis, length_penalty
 from aiayn.decode.protocols import DecodingModel
-from aiayn.decode.rules import FORCED_EOS_SCORE
 from aiayn.decode.token_by_token import token_by_token
 
 
@@ -29,7 +28,12 @@ def greedy_decode(
     Returns:
         For each sentence, its output ids without bos and eos.
     """
-    return token_by_token(model, src, lambda logits, rows: logits.argmax(dim=-1), cfg)
+    return token_by_token(model, src, most_probable, cfg).tokens
+
+
+def most_probable(logits: Tensor, rows: Tensor) -> Tensor:
+    """(B', V) scores -> (B',) the best token of each row: greedy's `Pick`."""
+    return logits.argmax(dim=-1)
 
 
 @torch.inference_mode()
@@ -40,23 +44,12 @@ def greedy_hypotheses(
     beam search scores: log P(Y|X), eos included, over lp(|Y| + 1). What a beam of 1 means
     to `aiayn translate` and to the engines, with the score the server and `--nbest` report.
 
-    The log-probabilities come from one teacher-forced pass over the found outputs (decoding
-    itself computes no softmax); an eos forced at the length limit scores at least
-    FORCED_EOS_SCORE, as in beam search.
+    The log-probabilities are summed as the search goes (`token_by_token`'s `scored`): the
+    step's own scores, as beam search reads them.
     """
-    special = model.cfg  # the model's pad, bos and eos ids
-    outputs = greedy_decode(model, src, cfg)
-    T = max(len(y) for y in outputs) + 1  # eos included
-    tgt_in = torch.full((len(outputs), T), special.pad_id, dtype=torch.long)  # (B, T)
-    tgt_out = torch.full_like(tgt_in, special.pad_id)  # (B, T)
-    for i, y in enumerate(outputs):
-        tgt_in[i, : len(y) + 1] = torch.tensor([special.bos_id, *y], dtype=torch.long)
-        tgt_out[i, : len(y) + 1] = torch.tensor([*y, special.eos_id], dtype=torch.long)
-    tgt_in, tgt_out = tgt_in.to(src.device), tgt_out.to(src.device)
-    log_probs = torch.log_softmax(model(src, tgt_in).float(), dim=-1)  # (B, T, V)
-    picked = log_probs.gather(-1, tgt_out[..., None]).squeeze(-1)  # (B, T)
-    picked = picked.clamp(min=FORCED_EOS_SCORE).masked_fill(tgt_out == special.pad_id, 0.0)
+    found = token_by_token(model, src, most_probable, cfg, scored=True)
+    assert found.log_probs is not None
     return [
         [Hypothesis(y, lp / length_penalty(len(y) + 1, cfg.alpha, cfg.length_penalty), lp)]
-        for y, lp in zip(outputs, picked.sum(dim=1).tolist(), strict=True)
+        for y, lp in zip(found.tokens, found.log_probs, strict=True)
     ]

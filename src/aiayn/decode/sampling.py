@@ -72,7 +72,7 @@ def sample_decode(
         ]
         return torch.cat(draws)  # (B',)
 
-    return token_by_token(model, src, pick, cfg)
+    return token_by_token(model, src, pick, cfg).tokens
 
 
 @dataclass(frozen=True)
