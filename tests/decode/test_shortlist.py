@@ -9,6 +9,7 @@ import torch
 
 from aiayn import Controls, DecodeConfig, Glossary, open_translator
 from aiayn.cli import main
+from aiayn.decode import compiled as compiled_module
 from aiayn.decode import shortlist as shortlist_file
 from aiayn.decode.compiled import CompiledModel
 from aiayn.decode.precision import Int8Linear
@@ -133,6 +134,21 @@ def test_the_compiled_step_decodes_over_the_shortlist_as_the_eager_one(model_dir
         a = translate_lines(model, tokenizer, few, cfg, shortlist=eager)
         assert a == translate_lines(compiled, tokenizer, few, cfg, shortlist=stepped)
         assert a != translate_lines(model, tokenizer, few, cfg)  # the shortlist changed them
+
+
+def test_a_compiled_model_with_a_shortlist_warms_up_the_steps_it_decodes_with(
+    model_dir, tmp_path, monkeypatch
+):
+    """`aiayn serve --compile` warms up, then runs any step not built uncompiled: with a
+    shortlist those are the steps that stop at the decoder states, so they are built too."""
+    built = []
+    monkeypatch.setattr(compiled_module, "compile_step", lambda step, path: built.append(step))
+    V = load_model(model_dir)[0].cfg.vocab_size
+    for shortlist, states in ((None, [False]), (only([5, 6], V), [False, True])):
+        directory = with_shortlist(model_dir, tmp_path / str(len(states)), shortlist)
+        open_translator(directory, compile=True).warm_up([1, 3])
+        assert {(s.group, s.states) for s in built} == {(k, x) for k in (1, 3) for x in states}
+        built.clear()
 
 
 def test_the_batch_vocabulary_is_the_union_of_candidates_frequent_eos_and_controls():

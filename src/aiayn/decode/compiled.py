@@ -258,11 +258,15 @@ class CompiledModel:
         if cache.length >= cache.capacity:
             raise ValueError(f"the cache holds {cache.capacity} steps; decoding went past it")
 
-    def warm_up(self, beams: Iterable[int]) -> None:
+    def warm_up(self, beams: Iterable[int], states: bool = False) -> None:
         """Compile (or load) the steps of these beam sizes now; any other size then runs
-        eagerly rather than stall a caller for a compile (a server, once it serves)."""
+        eagerly rather than stall a caller for a compile (a server, once it serves).
+        states: also the steps that stop before the output layer (a shortlist decodes with
+        them: without them a server with a shortlist would run every step uncompiled)."""
         for beam in sorted(set(beams)):
             self.step(beam)
+            if states:
+                self.step(beam, states=True)
         self.build_on_demand = False
 
     def step(self, group: int, states: bool = False) -> Callable[..., Tensor]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -72,9 +73,11 @@ def open_engine(model: str | Path, config: EngineConfig) -> Translator:
         onnx = OnnxModel(model, config.threads)
         return SearchTranslator(onnx, Tokenizer(model), None, None, cannot, search, origin)
     found, tokenizer = load_model(directory, config.device, config.precision, config.compile)
-    warm_up = found.warm_up if isinstance(found, CompiledModel) else None
     base = found.model if isinstance(found, CompiledModel) else found  # the Transformer
     shortlist = open_shortlist(directory, found, base)
+    warm_up = None
+    if isinstance(found, CompiledModel):  # the shortlist's steps too, where there is one
+        warm_up = functools.partial(found.warm_up, states=shortlist is not None)
     return SearchTranslator(found, tokenizer, found, warm_up, "", search, origin, shortlist)
 
 
