@@ -15,7 +15,7 @@ from aiayn.decode.compiled import CompiledModel
 from aiayn.decode.precision import Int8Linear
 from aiayn.decode.shortlist import Shortlist, read_shortlist, write_shortlist
 from aiayn.decode.shortlisted import CutLayer, Shortlisting, cut
-from aiayn.decode.translate import load_model, translate_lines
+from aiayn.decode.translate import load_model, nbest_hypotheses, translate_lines
 from aiayn.evaluate.shortlist import top_targets
 from aiayn.layout import SHORTLIST_FILE
 from tests.conftest import talking_model_dir
@@ -134,6 +134,25 @@ def test_the_compiled_step_decodes_over_the_shortlist_as_the_eager_one(model_dir
         a = translate_lines(model, tokenizer, few, cfg, shortlist=eager)
         assert a == translate_lines(compiled, tokenizer, few, cfg, shortlist=stepped)
         assert a != translate_lines(model, tokenizer, few, cfg)  # the shortlist changed them
+
+
+@pytest.mark.parametrize("cfg", [GREEDY, BEAM], ids=["greedy", "beam"])
+def test_a_sentence_gets_the_translation_it_gets_alone_whatever_its_batch(model_dir, lines, cfg):
+    """Each row chooses among its own candidates, not the batch's union (as a server batches
+    requests): the same outputs and scores alone and batched, eager and compiled steps."""
+    model, tokenizer = load_model(model_dir)
+    V = model.cfg.vocab_size
+    picks = torch.randint(-1, V, (V, 3), generator=torch.Generator().manual_seed(1))  # (V, 3)
+    shortlist = Shortlist(picks, torch.tensor([5, 6]))
+    for runner in (model, CompiledModel(model, compile=False)):
+        narrowed = Shortlisting(runner, model, shortlist)
+        batched = nbest_hypotheses(runner, tokenizer, lines, cfg, shortlist=narrowed)
+        alone = [
+            nbest_hypotheses(runner, tokenizer, [x], cfg, shortlist=narrowed)[0] for x in lines
+        ]
+        assert [h[0][1].tokens for h in batched] == [h[0][1].tokens for h in alone]
+        for (_, b), (_, a) in zip((h[0] for h in batched), (h[0] for h in alone), strict=True):
+            assert b.score == pytest.approx(a.score, abs=1e-4)
 
 
 def test_a_compiled_model_with_a_shortlist_warms_up_the_steps_it_decodes_with(

@@ -3,8 +3,9 @@ piece, the target pieces a translation of it is likely to hold, and the most fre
 pieces; stored beside the model as `shortlist.safetensors` (`aiayn shortlist` builds it).
 
 At decoding, a batch's output layer is cut to the union of its source pieces' candidates, the
-frequent pieces, eos and the pieces its controls name (`Shortlist.vocabulary`); the searches
-then choose among those only (`decode.narrowed`). The file holds tensors only (safetensors: no
+frequent pieces, eos and the pieces its controls name (`Shortlist.vocabulary`), and each
+sentence chooses among its own only (`Shortlist.own`): its translation does not depend on the
+sentences batched with it (`decode.shortlisted`). The file holds tensors only (safetensors: no
 pickle, so a file from elsewhere cannot run code when read).
 """
 
@@ -55,6 +56,23 @@ class Shortlist:
         keep[eos_id] = True
         keep[torch.tensor(list(extra), dtype=torch.long)] = True
         return keep[:V].nonzero().squeeze(1).to(src.device)  # (V',)
+
+    def own(
+        self, src: Tensor, vocab: Tensor, ids: tuple[int, int], extra: list[list[int]]
+    ) -> Tensor:
+        """(B, V') bool: which of the batch's pieces `vocab` (V',) are each row's own, as
+        `vocabulary` gives them for the row alone. ids: (eos, pad); extra: each row's control
+        pieces, or []."""
+        (eos_id, pad_id), V, src = ids, self.vocab_size, src.cpu()
+        candidates = self.candidates[src]  # (B, S, k), -1 padded
+        missing = (candidates < 0) | (src == pad_id)[:, :, None]  # the padding's are not its own
+        keep = torch.zeros(src.shape[0], V + 1, dtype=torch.bool)  # (B, V + 1)
+        keep.scatter_(1, candidates.masked_fill(missing, V).flatten(1), True)
+        keep[:, self.frequent] = True
+        keep[:, eos_id] = True
+        for row, pieces in enumerate(extra):
+            keep[row, torch.tensor(pieces, dtype=torch.long)] = True
+        return keep[:, vocab.cpu()].to(src.device)  # (B, V')
 
 
 def write_shortlist(directory: Path, shortlist: Shortlist) -> Path:

@@ -2,12 +2,14 @@
 
 `Shortlisting` holds a model's output layer and its shortlist; per batch, `for_batch` gives a
 `ShortlistModel`, a `DecodingModel` whose steps project the decoder state onto the batch's
-V' pieces only (the weight rows sliced once per batch) and normalize over them, as Marian and
-CTranslate2 do. Its log-probabilities come back as a full (R, V) row with -inf outside the
-shortlist, so the searches, their rules and the controls (a suppressed piece, the glossary's
-glue) run unchanged on the model's own ids: nothing is mapped back, and a piece outside the
-shortlist can never be chosen. What the shortlist saves is the projection's D x V product and
-its softmax; the -inf row is one fill.
+V' pieces only (the weight rows sliced once per batch) and normalize, row by row, over the
+sentence's own candidates among them (`RowsCache` carries which through the search's reorders).
+Marian and CTranslate2 normalize over the batch's union, so there a sentence's translation
+depends on its batch mates; here it is the one it gets alone. The log-probabilities come back
+as a full (R, V) row with -inf outside the shortlist, so the searches, their rules and the
+controls (a suppressed piece, the glossary's glue) run unchanged on the model's own ids: nothing
+is mapped back, and a piece outside the shortlist can never be chosen. What the shortlist saves
+is the projection's D x V product and its softmax; the -inf row is one fill.
 """
 
 from __future__ import annotations
@@ -89,6 +91,26 @@ class StatesModel(Protocol):
     def decode_states(self, tgt: Tensor, *, cache: Any) -> Decoded[Any]: ...
 
 
+@dataclass(frozen=True)
+class RowsCache:
+    """A model's cache and the shortlisted pieces each of its rows may emit, reordered with it
+    (a beam's expansion and reorders, finished sentences leaving)."""
+
+    inner: Any  # the model's own cache
+    own: Tensor  # (rows, V') bool
+
+    @property
+    def batch_size(self) -> int:
+        return self.inner.batch_size
+
+    def expand(self, group: int) -> RowsCache:
+        return RowsCache(self.inner.expand(group), self.own.repeat_interleave(group, dim=0))
+
+    def reorder(self, indices: Tensor, sources: Tensor | None = None) -> RowsCache:
+        own = self.own.index_select(0, indices.to(self.own.device))
+        return RowsCache(self.inner.reorder(indices, sources), own)
+
+
 class ShortlistModel:
     """A model decoding over the pieces `vocab` only (see the module docstring).
 
@@ -97,13 +119,17 @@ class ShortlistModel:
         base: the `Transformer` itself (the teacher-forced pass, its config).
         layer: the output layer cut to `vocab`.
         vocab: (V',) ascending piece ids.
+        own: (B, V') bool, the pieces of `vocab` each source row may emit.
     """
 
-    def __init__(self, model: StatesModel, base: Transformer, layer: CutLayer, vocab: Tensor):
+    def __init__(
+        self, model: StatesModel, base: Transformer, layer: CutLayer, vocab: Tensor, own: Tensor
+    ):
         self.model = model
         self.base = base
         self.layer = layer
         self.vocab = vocab
+        self.own = own
 
     @property
     def cfg(self) -> ModelConfig:
@@ -115,26 +141,28 @@ class ShortlistModel:
     def encode(self, src: Tensor) -> Encoded:
         return self.model.encode(src)
 
-    def init_cache(self, encoded: Encoded, capacity: int = 16) -> Any:
-        return self.model.init_cache(encoded, capacity=capacity)
+    def init_cache(self, encoded: Encoded, capacity: int = 16) -> RowsCache:
+        return RowsCache(self.model.init_cache(encoded, capacity=capacity), self.own)
 
     def __call__(self, src: Tensor, tgt_in: Tensor) -> Tensor:
         """The teacher-forced pass: (B, T, V) log-probabilities over the shortlist."""
         states = self.base(src, tgt_in, project=False)
         assert isinstance(states, Tensor)
-        return self.spread(states)
+        return self.spread(states, self.own)
 
-    def decode(self, tgt: Tensor, *, cache: Any) -> Decoded[Any]:
+    def decode(self, tgt: Tensor, *, cache: RowsCache) -> Decoded[RowsCache]:
         """(B, 1) ids after the cached steps -> (B, 1, V) log-probabilities (-inf outside the
-        shortlist) and the advanced cache."""
-        decoded = self.model.decode_states(tgt, cache=cache)
+        row's shortlist) and the advanced cache."""
+        decoded = self.model.decode_states(tgt, cache=cache.inner)
         assert decoded.states is not None
-        return Decoded(logits=self.spread(decoded.states), cache=decoded.cache, normalized=True)
+        logits = self.spread(decoded.states, cache.own)
+        return Decoded(logits=logits, cache=RowsCache(decoded.cache, cache.own), normalized=True)
 
-    def spread(self, states: Tensor) -> Tensor:
-        """(B, T, D) states -> (B, T, V) float32 log-probabilities normalized over the
-        shortlist, -inf at every other piece."""
-        log_probs = torch.log_softmax(self.layer(states).float(), dim=-1)  # (B, T, V')
+    def spread(self, states: Tensor, own: Tensor) -> Tensor:
+        """(B, T, D) states, (B, V') each row's pieces -> (B, T, V) float32 log-probabilities
+        normalized over the row's own pieces, -inf at every other piece."""
+        logits = self.layer(states).float().masked_fill(~own[:, None, :], -torch.inf)
+        log_probs = torch.log_softmax(logits, dim=-1)  # (B, T, V')
         full = log_probs.new_full((*log_probs.shape[:-1], self.cfg.vocab_size), -torch.inf)
         return full.index_copy_(-1, self.vocab, log_probs)  # (B, T, V)
 
@@ -151,9 +179,11 @@ class Shortlisting:
 
     def for_batch(self, src: Tensor, controls: list[SentenceControls | None]) -> ShortlistModel:
         """The model over src's (B, S) shortlist, with the pieces of each row's controls."""
-        extra = [p for c in controls for p in control_pieces(c)]
-        vocab = self.shortlist.vocabulary(src, self.base.cfg.eos_id, extra)  # (V',)
-        return ShortlistModel(self.model, self.base, cut(self.rows, vocab), vocab)
+        extra = [control_pieces(c) for c in controls]
+        cfg = self.base.cfg
+        vocab = self.shortlist.vocabulary(src, cfg.eos_id, [p for row in extra for p in row])
+        own = self.shortlist.own(src, vocab, (cfg.eos_id, cfg.pad_id), extra)  # (B, V')
+        return ShortlistModel(self.model, self.base, cut(self.rows, vocab), vocab, own)
 
 
 def open_shortlist(directory: Path, model: StatesModel, base: Transformer) -> Shortlisting | None:
