@@ -4,7 +4,7 @@ pieces; stored beside the model as `shortlist.safetensors` (`aiayn shortlist` bu
 
 At decoding, a batch's output layer is cut to the union of its source pieces' candidates, the
 frequent pieces, eos and the pieces its controls name (`Shortlist.vocabulary`), and each
-sentence chooses among its own only (`Shortlist.own`): its translation does not depend on the
+sentence chooses among its own only (`Shortlist.per_row`): its translation does not depend on the
 sentences batched with it (`decode.shortlisted`). The file holds tensors only (safetensors: no
 pickle, so a file from elsewhere cannot run code when read).
 """
@@ -49,30 +49,27 @@ class Shortlist:
             src: (B, S) source ids (padding has no candidates of its own).
             extra: pieces the batch's controls need (a prefix's, a glossary term's).
         """
-        V = self.vocab_size
-        keep = torch.zeros(V + 1, dtype=torch.bool)  # the last slot catches the -1 padding
-        keep[self.candidates[src.cpu()].flatten()] = True  # (B * S * k,) indices
-        keep[self.frequent] = True
-        keep[eos_id] = True
-        keep[torch.tensor(list(extra), dtype=torch.long)] = True
-        return keep[:V].nonzero().squeeze(1).to(src.device)  # (V',)
+        pieces = list(extra)
+        return self.per_row(src, eos_id, None, [pieces] * len(src)).any(0).nonzero().squeeze(1)
 
-    def own(
-        self, src: Tensor, vocab: Tensor, ids: tuple[int, int], extra: list[list[int]]
+    def per_row(
+        self, src: Tensor, eos_id: int, pad_id: int | None, extra: list[list[int]]
     ) -> Tensor:
-        """(B, V') bool: which of the batch's pieces `vocab` (V',) are each row's own, as
-        `vocabulary` gives them for the row alone. ids: (eos, pad); extra: each row's control
-        pieces, or []."""
-        (eos_id, pad_id), V, src = ids, self.vocab_size, src.cpu()
-        candidates = self.candidates[src]  # (B, S, k), -1 padded
-        missing = (candidates < 0) | (src == pad_id)[:, :, None]  # the padding's are not its own
-        keep = torch.zeros(src.shape[0], V + 1, dtype=torch.bool)  # (B, V + 1)
+        """(B, V) bool on src's device: each row's output pieces, its source pieces' candidates
+        (none for `pad_id`), the frequent pieces, eos and its `extra` (its controls'; [] for
+        none)."""
+        V, cpu = self.vocab_size, src.cpu()
+        candidates = self.candidates[cpu]  # (B, S, k), -1 padded
+        missing = candidates < 0
+        if pad_id is not None:
+            missing |= (cpu == pad_id)[:, :, None]
+        keep = torch.zeros(cpu.shape[0], V + 1, dtype=torch.bool)  # the last slot: the missing
         keep.scatter_(1, candidates.masked_fill(missing, V).flatten(1), True)
         keep[:, self.frequent] = True
         keep[:, eos_id] = True
         for row, pieces in enumerate(extra):
             keep[row, torch.tensor(pieces, dtype=torch.long)] = True
-        return keep[:, vocab.cpu()].to(src.device)  # (B, V')
+        return keep[:, :V].to(src.device)  # (B, V)
 
 
 def write_shortlist(directory: Path, shortlist: Shortlist) -> Path:

@@ -180,9 +180,9 @@ class Shortlisting:
     def for_batch(self, src: Tensor, controls: list[SentenceControls | None]) -> ShortlistModel:
         """The model over src's (B, S) shortlist, with the pieces of each row's controls."""
         extra = [control_pieces(c) for c in controls]
-        cfg = self.base.cfg
-        vocab = self.shortlist.vocabulary(src, cfg.eos_id, [p for row in extra for p in row])
-        own = self.shortlist.own(src, vocab, (cfg.eos_id, cfg.pad_id), extra)  # (B, V')
+        allowed = self.shortlist.per_row(src, self.base.cfg.eos_id, self.base.cfg.pad_id, extra)
+        vocab = allowed.any(dim=0).nonzero().squeeze(1)  # (V',) the batch's union, ascending
+        own = allowed[:, vocab]  # (B, V')
         return ShortlistModel(self.model, self.base, cut(self.rows, vocab), vocab, own)
 
 
