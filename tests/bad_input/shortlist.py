@@ -24,9 +24,10 @@ def translate_with_shortlist(f: Fixtures, tmp: Path, write) -> Outcome:
     return Outcome(out.code, out.message, digest(run) == before, out.traceback)
 
 
-def tensors(candidates: torch.Tensor, frequent: torch.Tensor):
+def tensors(candidates: torch.Tensor, frequent: torch.Tensor, tags: torch.Tensor | None = None):
     def write(path: Path) -> None:
-        save_file({"candidates": candidates, "frequent": frequent}, str(path))
+        named = {"candidates": candidates, "frequent": frequent}
+        save_file({**named, **({} if tags is None else {"tags": tags})}, str(path))
 
     return lambda f, tmp: translate_with_shortlist(f, tmp, write)
 
@@ -59,6 +60,7 @@ def build(*flags: str):
 
 FIX = "aiayn shortlist --model MODEL --data DATA_DIR"
 V = 64  # the tiny run's vocabulary
+I32 = torch.int32
 
 CASES = [
     Case(
@@ -90,6 +92,34 @@ CASES = [
         tensors(torch.zeros(V, 2), torch.tensor([3], dtype=torch.int32)),
         2,
         ("candidates is torch.float32", "not 2-D integers", FIX),
+    ),
+    Case(
+        "translate: a shortlist per language with more tags than tables",
+        tensors(
+            torch.zeros(2, V, 2, dtype=I32),
+            torch.zeros(2, 1, dtype=I32),
+            torch.tensor([5, 6, 7], dtype=I32),
+        ),
+        2,
+        ("3 language tags for 2 candidate tables and 2 frequent lists", FIX),
+    ),
+    Case(
+        "translate: a shortlist per language whose tag is outside the vocabulary",
+        tensors(
+            torch.zeros(2, V, 2, dtype=I32),
+            torch.zeros(2, 1, dtype=I32),
+            torch.tensor([5, 640], dtype=I32),
+        ),
+        2,
+        ("tags holds piece id 640", "(0..63)", FIX),
+    ),
+    Case(
+        "translate: tags beside one table",
+        tensors(
+            torch.zeros(V, 2, dtype=I32), torch.zeros(1, dtype=I32), torch.tensor([5], dtype=I32)
+        ),
+        2,
+        ("candidates is torch.int32 of shape (64, 2), not 3-D integers", "tags names them", FIX),
     ),
     Case(
         "export --format ctranslate2 of a model whose shortlist is damaged",

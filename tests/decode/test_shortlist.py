@@ -1,6 +1,7 @@
 """The lexical shortlist: decoding over a batch's cut output layer (decode/shortlist.py,
 decode/shortlisted.py), its file, and building it (evaluate/shortlist.py, `aiayn shortlist`)."""
 
+import itertools
 import shutil
 
 import numpy as np
@@ -9,6 +10,10 @@ import torch
 
 from aiayn import Controls, DecodeConfig, Glossary, open_translator
 from aiayn.cli import main
+from aiayn.data.data_dir import DataDir
+from aiayn.data.languages import tag
+from aiayn.data.token_ids import load_ids
+from aiayn.data.tokenizer import Tokenizer
 from aiayn.decode import compiled as compiled_module
 from aiayn.decode import shortlist as shortlist_file
 from aiayn.decode.compiled import CompiledModel
@@ -16,9 +21,10 @@ from aiayn.decode.precision import Int8Linear
 from aiayn.decode.shortlist import Shortlist, read_shortlist, write_shortlist
 from aiayn.decode.shortlisted import CutLayer, Shortlisting, cut
 from aiayn.decode.translate import load_model, nbest_hypotheses, translate_lines
-from aiayn.evaluate.shortlist import top_targets
+from aiayn.evaluate.shortlist import lexicon, top_targets
 from aiayn.layout import SHORTLIST_FILE
 from tests.conftest import talking_model_dir
+from tests.data.conftest import make_bible_db
 
 GREEDY = DecodeConfig(beam=1, max_len_a=0.0, max_len_b=8)
 BEAM = DecodeConfig(beam=3, max_len_a=0.0, max_len_b=8)
@@ -194,8 +200,8 @@ def test_the_file_is_written_atomically_and_read_back(tmp_path, monkeypatch):
     write_shortlist(tmp_path, stored)
     back = read_shortlist(tmp_path, V)
     assert back is not None and back.origin == "by hand"
-    assert torch.equal(back.candidates, stored.candidates)
-    assert torch.equal(back.frequent, stored.frequent)
+    assert back.candidates.tolist() == stored.candidates.tolist()
+    assert back.frequent.tolist() == stored.frequent.tolist()
     assert read_shortlist(tmp_path / "nothing", V) is None
 
     def interrupted(*args, **kwargs):
@@ -206,7 +212,7 @@ def test_the_file_is_written_atomically_and_read_back(tmp_path, monkeypatch):
         write_shortlist(tmp_path, Shortlist(torch.zeros(V, 1, dtype=torch.long), torch.tensor([0])))
     assert [p.name for p in tmp_path.iterdir()] == [SHORTLIST_FILE]  # no half-written file
     again = read_shortlist(tmp_path, V)
-    assert again is not None and torch.equal(again.candidates, stored.candidates)
+    assert again is not None and again.candidates.tolist() == stored.candidates.tolist()
 
 
 def test_each_source_piece_keeps_its_most_often_linked_targets():
@@ -228,8 +234,12 @@ def test_aiayn_shortlist_builds_it_from_the_training_pairs(tiny_run, tiny_data, 
     printed = capsys.readouterr().out
     assert "reference pieces" in printed and "wrote" in printed
     found = read_shortlist(model, 64)
-    assert found is not None and found.candidates.shape == (64, 5) and len(found.frequent) == 10
-    assert (found.candidates[4:] >= 0).any()  # the pieces of the training sources have some
+    assert (
+        found is not None
+        and found.candidates.shape == (1, 64, 5)
+        and found.frequent.shape == (1, 10)
+    )
+    assert (found.candidates[0, 4:] >= 0).any()  # the pieces of the training sources have some
 
 
 def test_a_server_says_whether_it_decodes_over_the_shortlist(model_dir, tmp_path):
@@ -248,3 +258,63 @@ def test_a_server_says_whether_it_decodes_over_the_shortlist(model_dir, tmp_path
             search = client.get("/health").json()["search"]
         assert search["shortlist"] is expected
         assert search["origin"] != "set when the server started"  # the length setting's
+
+
+def by_language() -> Shortlist:
+    """Two tables: into the first language source piece 5 has candidate 7, into the second 9;
+    the frequent pieces are 3 and 4; tags 10 and 11 name the languages."""
+    candidates = torch.full((2, 12, 1), -1)
+    candidates[0, 5, 0], candidates[1, 5, 0] = 7, 9
+    return Shortlist(candidates, torch.tensor([[3], [4]]), "by hand", torch.tensor([10, 11]))
+
+
+def test_a_sentence_reads_the_table_of_the_language_its_tag_asks_for():
+    src = torch.tensor([[10, 5, 0], [11, 5, 0], [5, 0, 0], [10, 11, 5]])  # a tag each; none; both
+    rows = by_language().per_row(src, eos_id=2, pad_id=0, extra=[[], [], [], []])
+    assert [torch.nonzero(r).flatten().tolist() for r in rows] == [
+        [2, 3, 7],  # the first language's candidate and frequent piece, eos
+        [2, 4, 9],  # the second's
+        [2, 3, 4, 7, 9],  # no tag: every table
+        [2, 3, 4, 7, 9],  # two: every table
+    ]
+
+
+def test_tables_per_language_are_written_and_read_back_with_their_tags(tmp_path):
+    stored = by_language()
+    write_shortlist(tmp_path, stored)
+    back = read_shortlist(tmp_path, 12)
+    assert back is not None and back.tags.tolist() == [10, 11]
+    assert back.candidates.tolist() == stored.candidates.tolist()
+    assert back.frequent.tolist() == [[3], [4]]
+
+
+@pytest.fixture(scope="module")
+def two_languages(tmp_path_factory) -> DataDir:
+    """A multilingual directory (en-de, de-en) of a small synthetic Bible."""
+    tmp = tmp_path_factory.mktemp("two-languages")
+    db = make_bible_db(tmp / "bible.db", n_books=2, n_chapters=5, n_verses=12)
+    argv = ["prepare", "--langs", "de,en", "--bible-db", str(db), "--out", str(tmp / "data")]
+    small = ["--valid-size", "12", "--test-size", "12", "--vocab-size", "90", "--no-progress"]
+    assert main([*argv, *small]) == 0
+    return DataDir.open(tmp / "data")
+
+
+def test_a_multilingual_lexicon_has_a_table_per_target_language(two_languages):
+    """Each language's candidates and frequent pieces come from the pairs into it: a German
+    sentence's shortlist holds German pieces, not the English ones one table would mix in."""
+    data = two_languages
+    tokenizer = Tokenizer(data.tokenizer)
+    lex = lexicon(data, k_max=5)
+    assert lex.tags.tolist() == tokenizer.piece_ids([tag("de"), tag("en")])
+    V = data.meta.vocab_size
+    assert lex.table.shape == (2, V, 5) and lex.by_frequency.shape == (2, V)
+    tgt, at = load_ids(data.ids("train", "tgt"), V)
+    directions = np.load(data.directions("train"))
+    into = {"de": set(), "en": set()}
+    for pair, (a, b) in enumerate(itertools.pairwise(at)):
+        into[data.meta.directions[directions[pair]].split("-")[1]] |= set(tgt[a:b].tolist())
+    assert into["de"] - into["en"] and into["en"] - into["de"]  # the languages' pieces differ
+    for table, frequent, lang in zip(lex.table, lex.by_frequency, ("de", "en"), strict=True):
+        found = set(table[table >= 0].tolist())
+        assert found and found <= into[lang]
+        assert set(frequent[: len(into[lang])].tolist()) == into[lang]

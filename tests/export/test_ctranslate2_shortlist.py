@@ -64,6 +64,22 @@ def test_the_map_holds_each_source_pieces_candidates_and_the_frequent_ones(tiny_
     assert text.splitlines() == [f"\t{names[4]} {names[5]}", f"{names[7]}\t{names[9]} {names[10]}"]
 
 
+def test_tables_per_language_merge_and_each_languages_frequent_pieces_follow_its_tag(tiny_data):
+    tok = Tokenizer(tiny_data / "spm.model")
+    V = tok.vocab_size
+    candidates = torch.full((2, V, 2), -1)
+    candidates[0, 7], candidates[1, 7] = torch.tensor([9, -1]), torch.tensor([10, 9])
+    tags = torch.tensor([11, 12])  # (any pieces, here: the map only names them)
+    shortlist = Shortlist(candidates, torch.tensor([[4, 6], [5, 6]]), "by hand", tags)
+    names = tok.pieces(range(V))
+    assert vocabulary_map(shortlist, tok).splitlines() == [
+        f"\t{names[6]}",  # frequent in every language
+        f"{names[11]}\t{names[4]} {names[6]}",  # the first language's, after its tag
+        f"{names[12]}\t{names[5]} {names[6]}",
+        f"{names[7]}\t{names[9]} {names[10]}",  # its candidates in either language, once
+    ]
+
+
 def test_ctranslate2_decodes_over_the_exported_shortlist_as_our_search_does(
     model_dir, lines, tmp_path
 ):

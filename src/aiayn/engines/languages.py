@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aiayn.config import DecodeConfig
 from aiayn.data.languages import split_tag, tagged
@@ -98,6 +98,11 @@ class MultilingualTranslator:
     @property
     def search_origin(self) -> str:
         return self.inner.search_origin
+
+    @property
+    def shortlist(self) -> Any:
+        """The inner engine's lexical shortlist (None: the full output layer), for `/health`."""
+        return getattr(self.inner, "shortlist", None)
 
     def tagged(self, lines: list[str]) -> list[str]:
         """The lines as the model reads them: each with its target language's tag."""

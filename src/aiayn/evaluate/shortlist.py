@@ -4,7 +4,9 @@ As Marian's lexical shortlists: eflomal (`data.batches.alignments`, the aligner 
 alignment uses, on the pieces themselves) links each training target piece to source pieces;
 counting the links gives p(target piece | source piece), and each source piece keeps its k
 most probable target pieces. The F most frequent target pieces are always in, for the function
-words and punctuation no single source piece predicts. Coverage, measured on the validation
+words and punctuation no single source piece predicts. A multilingual directory gets both per
+target language (each pair's direction, `{split}.dir.npy`), named by the language's tag piece:
+Marian and Bergamot build a shortlist per language pair. Coverage, measured on the validation
 split: the share of a sentence's reference pieces (or of the model's own greedy output) that
 its shortlist holds, and the shortlist's mean size.
 """
@@ -21,8 +23,11 @@ import torch
 from aiayn import layout
 from aiayn.config import DecodeConfig, ModelConfig
 from aiayn.data.batches import alignments
+from aiayn.data.batches.directions import load_directions
 from aiayn.data.data_dir import DataDir
+from aiayn.data.languages import tag
 from aiayn.data.token_ids import load_ids
+from aiayn.data.tokenizer import Tokenizer
 from aiayn.decode.greedy import greedy_decode
 from aiayn.decode.shortlist import NO_CANDIDATE, Shortlist
 from aiayn.decode.translate import length_batches, load_model, source_batch
@@ -30,22 +35,27 @@ from aiayn.decode.translate import length_batches, load_model, source_batch
 
 @dataclass(frozen=True)
 class Lexicon:
-    """Aligned training pieces: for each source piece its target pieces by link count, best
-    first (`table`, up to `k_max` each), and every target piece by frequency (`by_frequency`)."""
+    """Aligned training pieces per target language (one for bilingual data): for each source
+    piece its target pieces by link count, best first (`table`, up to `k_max` each), and every
+    target piece by frequency (`by_frequency`); `tags` name the languages (empty: bilingual)."""
 
-    table: torch.Tensor  # (V, k_max) long, -1 padded
-    by_frequency: torch.Tensor  # (V,) long, the most frequent target piece first
+    table: torch.Tensor  # (L, V, k_max) int32, -1 padded
+    by_frequency: torch.Tensor  # (L, V) long, the most frequent target piece first
+    tags: torch.Tensor  # (L,) long tag pieces, or (0,) for one table
 
     def shortlist(self, k: int, frequent: int) -> Shortlist:
         """The top-k candidates per source piece and the `frequent` most frequent pieces."""
+        per = " per target language" if len(self.tags) else ""
         origin = (
-            f"eflomal links of the training pairs: top {k} per source piece, {frequent} frequent"
+            f"eflomal links of the training pairs{per}: top {k} per source piece, {frequent} "
+            "frequent"
         )
-        return Shortlist(self.table[:, :k].clone(), self.by_frequency[:frequent].clone(), origin)
+        table, common = self.table[:, :, :k].clone(), self.by_frequency[:, :frequent].clone()
+        return Shortlist(table, common, origin, self.tags)
 
 
-def aligned_pieces(data: DataDir) -> tuple[np.ndarray, np.ndarray]:
-    """(source piece, target piece) ids of every eflomal link of the training pairs (aligned
+def aligned_pieces(data: DataDir) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(source piece, target piece, pair) of every eflomal link of the training pairs (aligned
     first and stored in the data directory if they are not yet)."""
     V = data.meta.vocab_size
     src, src_at = load_ids(data.ids("train", "src"), V)
@@ -55,19 +65,41 @@ def aligned_pieces(data: DataDir) -> tuple[np.ndarray, np.ndarray]:
     sentence = np.repeat(np.arange(n), np.diff(offsets))  # (M,)
     s = np.asarray(src)[src_at[sentence] + links[:, 1]]
     t = np.asarray(tgt)[tgt_at[sentence] + links[:, 0]]
-    return s.astype(np.int64), t.astype(np.int64)
+    return s.astype(np.int64), t.astype(np.int64), sentence
+
+
+def target_languages(data: DataDir, n_pairs: int) -> tuple[np.ndarray, torch.Tensor]:
+    """Each training pair's target language (an index into the tags) and the (L,) tag pieces
+    of the languages; (zeros, (0,)) for bilingual data."""
+    names = data.meta.directions
+    found = load_directions(data, "train", n_pairs)
+    if found is None:
+        return np.zeros(n_pairs, dtype=np.int64), torch.zeros(0, dtype=torch.long)
+    targets = sorted({name.split("-")[1] for name in names})
+    tags = Tokenizer(data.tokenizer).piece_ids([tag(lang) for lang in targets])
+    of_direction = np.array([targets.index(name.split("-")[1]) for name in names])
+    return of_direction[found], torch.tensor(tags, dtype=torch.long)
 
 
 def lexicon(data: DataDir, k_max: int = 200) -> Lexicon:
     """The aligned counts of `data`'s training pairs as a `Lexicon`."""
     V = data.meta.vocab_size
-    s, t = aligned_pieces(data)
-    return Lexicon(top_targets(s, t, V, k_max), by_frequency(data, V))
+    s, t, sentence = aligned_pieces(data)
+    tgt, tgt_at = load_ids(data.ids("train", "tgt"), V)
+    language, tags = target_languages(data, len(tgt_at) - 1)
+    L = max(len(tags), 1)
+    table = top_targets(language[sentence] * V + s, t, V, k_max, rows=L * V)
+    in_language = np.repeat(language, np.diff(tgt_at))  # (target pieces,)
+    counts = np.bincount(in_language * V + np.asarray(tgt).astype(np.int64), minlength=L * V)
+    by_frequency = np.argsort(-counts.reshape(L, V), axis=1, kind="stable")  # (L, V)
+    return Lexicon(table.view(L, V, k_max), torch.from_numpy(by_frequency), tags)
 
 
-def top_targets(s: np.ndarray, t: np.ndarray, V: int, k: int) -> torch.Tensor:
-    """(V, k): for each source piece, the target pieces most often linked to it, most first
-    (ties: the lower id); -1 where it has fewer."""
+def top_targets(
+    s: np.ndarray, t: np.ndarray, V: int, k: int, rows: int | None = None
+) -> torch.Tensor:
+    """(rows, k) int32: for each source key (a piece, default rows V), the target pieces most
+    often linked to it, most first (ties: the lower id); -1 where it has fewer."""
     pairs, counts = np.unique(s * V + t, return_counts=True)  # sorted by (s, t)
     source, target = pairs // V, pairs % V
     order = np.lexsort((target, -counts, source))  # by source, then count descending
@@ -75,16 +107,9 @@ def top_targets(s: np.ndarray, t: np.ndarray, V: int, k: int) -> torch.Tensor:
     first = np.searchsorted(source, source, side="left")  # each source's first row
     rank = np.arange(len(source)) - first
     keep = rank < k
-    table = np.full((V, k), NO_CANDIDATE, dtype=np.int64)
+    table = np.full((V if rows is None else rows, k), NO_CANDIDATE, dtype=np.int32)
     table[source[keep], rank[keep]] = target[keep]
     return torch.from_numpy(table)
-
-
-def by_frequency(data: DataDir, V: int) -> torch.Tensor:
-    """(V,) every piece, the most frequent in the training targets first."""
-    tgt, _ = load_ids(data.ids("train", "tgt"), V)
-    counts = np.bincount(np.asarray(tgt).astype(np.int64), minlength=V)
-    return torch.from_numpy(np.argsort(-counts, kind="stable"))
 
 
 @dataclass(frozen=True)

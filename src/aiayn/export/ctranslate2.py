@@ -162,7 +162,9 @@ if ctranslate2 is not None:
 def vocabulary_map(shortlist: Shortlist, tokenizer: Tokenizer) -> str:
     """The shortlist in CTranslate2's vocabulary-map form: `SOURCE<TAB>TARGET TARGET ...`, a
     line per source piece that has candidates, and the always-allowed pieces after an empty
-    source (CTranslate2 adds its unk, bos and eos itself)."""
+    source (CTranslate2 adds its unk, bos and eos itself). A map cannot ask which language a
+    sentence is for: tables per language merge (a piece's candidates in every language), and
+    each language's frequent pieces follow its tag piece, which leads its sources."""
     pieces = tokenizer.pieces(range(shortlist.vocab_size))
     spaced = [p for p in pieces if p != p.strip() or len(p.split()) != 1]
     if spaced:
@@ -170,11 +172,15 @@ def vocabulary_map(shortlist: Shortlist, tokenizer: Tokenizer) -> str:
             f"{tokenizer.path}: piece {spaced[0]!r} holds white space, which CTranslate2's "
             "vocabulary map cannot write; export with --no-shortlist"
         )
-    lines = ["\t" + " ".join(pieces[i] for i in shortlist.frequent.tolist())]
-    for source, row in enumerate(shortlist.candidates.tolist()):
-        targets = [pieces[i] for i in row if i >= 0]
-        if targets:
-            lines.append(pieces[source] + "\t" + " ".join(targets))
+    rows, common = shortlist.merged()
+    lines = ["\t" + " ".join(pieces[i] for i in common)] if common else []
+    for tag_piece, frequent in zip(
+        shortlist.tags.tolist(), shortlist.frequent.tolist(), strict=False
+    ):
+        lines.append(pieces[tag_piece] + "\t" + " ".join(pieces[i] for i in frequent))
+    for source, row in enumerate(rows):
+        if row:
+            lines.append(pieces[source] + "\t" + " ".join(pieces[i] for i in row))
     return "\n".join(lines) + "\n"
 
 
