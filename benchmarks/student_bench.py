@@ -39,6 +39,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: harness/
 
 from harness.machine import cpu_model
+from harness.rounds import cell, interleaved
 
 MODELS = ("teacher", "student")
 BATCH_LINES = 128  # the batch-32 timings' sentences: four batches
@@ -180,19 +181,7 @@ def spawn(a: argparse.Namespace, *extra: str) -> str:
 
 def measure(a: argparse.Namespace, systems: list[str]) -> dict:
     """{system: {config: [pieces/s per round]}}, and the load average before each round."""
-    speed: dict[str, dict[str, list[float]]] = {s: {} for s in systems}
-    loads = []
-    for r in range(a.repeats):
-        loads.append(os.getloadavg()[0])
-        for system in systems[r % len(systems) :] + systems[: r % len(systems)]:
-            for config, (seconds, pieces) in json.loads(spawn(a, "--child", system)).items():
-                speed[system].setdefault(config, []).append(pieces / seconds)
-            print(f"round {r + 1}/{a.repeats} {system}: done", file=sys.stderr, flush=True)
-    return {"pieces_per_s": speed, "load_average_1min": loads}
-
-
-def cell(values: list[float]) -> str:
-    return f"{statistics.median(values):,.0f} ({min(values):,.0f}-{max(values):,.0f})"
+    return interleaved(systems, a.repeats, lambda system: json.loads(spawn(a, "--child", system)))
 
 
 def tables(quality: dict, results: dict, systems: list[str]) -> str:

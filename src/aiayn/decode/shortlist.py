@@ -73,15 +73,21 @@ class Shortlist:
         (none for `pad_id`) and the frequent pieces in its language's table, eos and its
         `extra` (its controls'; [] for none)."""
         V, cpu = self.vocab_size, src.cpu()
-        read = self.tables_read(cpu)  # (B, L)
-        candidates = self.candidates[:, cpu].long()  # (L, B, S, k), -1 padded
-        missing = (candidates < 0) | ~read.T[:, :, None, None]
-        if pad_id is not None:
-            missing |= (cpu == pad_id)[None, :, :, None]
         keep = torch.zeros(cpu.shape[0], V + 1, dtype=torch.bool)  # the last slot: the missing
-        keep.scatter_(1, candidates.masked_fill(missing, V).transpose(0, 1).flatten(1), True)
-        frequent = self.frequent.long()[None].expand(len(cpu), -1, -1)  # (B, L, F)
-        keep.scatter_(1, frequent.masked_fill(~read[:, :, None], V).flatten(1), True)
+        pad = None if pad_id is None else (cpu == pad_id)[:, :, None]  # (B, S, 1)
+        if len(self.tags) == 0:  # one table, read by every row
+            candidates = self.candidates[0][cpu].long()  # (B, S, k), -1 padded
+            missing = candidates < 0 if pad is None else (candidates < 0) | pad
+            keep.scatter_(1, candidates.masked_fill(missing, V).flatten(1), True)
+            keep[:, self.frequent[0].long()] = True
+        else:
+            read = self.tables_read(cpu)  # (B, L)
+            found = self.candidates[:, cpu].long()  # (L, B, S, k)
+            missing = (found < 0) | ~read.T[:, :, None, None]
+            missing = missing if pad is None else missing | pad[None]
+            keep.scatter_(1, found.masked_fill(missing, V).transpose(0, 1).flatten(1), True)
+            frequent = self.frequent.long()[None].expand(len(cpu), -1, -1)  # (B, L, F)
+            keep.scatter_(1, frequent.masked_fill(~read[:, :, None], V).flatten(1), True)
         keep[:, eos_id] = True
         for row, pieces in enumerate(extra):
             keep[row, torch.tensor(pieces, dtype=torch.long)] = True
@@ -174,6 +180,7 @@ def checked(path: Path, tensors: dict[str, Tensor], vocab_size: int, origin: str
                 f"{path}: {name} holds piece id {value}, outside the vocabulary "
                 f"(0..{vocab_size - 1}); {FIX}"
             )
-    none = torch.zeros(0, dtype=torch.long)
-    found = none if tags is None else tags.long()
-    return Shortlist(candidates.to(torch.int32), frequent.to(torch.int32), origin, found)
+    if tags is None:  # one table: small, kept as the indices it is used as
+        return Shortlist(candidates.long(), frequent.long(), origin)
+    # a table per language: (L, V, k) is large (51 MB at 8 languages, 32,000 pieces, k 50)
+    return Shortlist(candidates.to(torch.int32), frequent.to(torch.int32), origin, tags.long())
