@@ -29,6 +29,7 @@ import json
 import os
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: harness/
@@ -37,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # student_bench: one s
 from student_bench import search
 
 from harness.machine import cpu_model
-from harness.rounds import cell, interleaved
+from harness.rounds import cell, interleaved, timed_searches
 
 BATCH_LINES = 128  # the batch-32 timings' sentences: four batches
 CONFIGS = {"1, greedy": (1, 1), "1, beam 4": (1, 4), "32, greedy": (32, 1), "32, beam 4": (32, 4)}
@@ -66,25 +67,13 @@ def opened(a: argparse.Namespace, system: str):
 
 def child(a: argparse.Namespace, system: str) -> None:
     """Print {config: [seconds, output pieces]} for one system, each configuration warmed up."""
-    import time
-
     from aiayn.data.data_dir import DataDir
 
     translator, shortlist = opened(a, system)
     src = direction(a.directions[0])[0]
     lines = DataDir.open(a.data).lines("test", src, max(a.lines, BATCH_LINES))
-    found = {}
-    for config, (batch, beam) in CONFIGS.items():
-        cfg = search(beam, shortlist)
-        chunks = (
-            [[x] for x in lines[: a.lines]]
-            if batch == 1
-            else [lines[i : i + batch] for i in range(0, BATCH_LINES, batch)]
-        )
-        translator.nbest(chunks[0], cfg)  # warm-up
-        start = time.perf_counter()
-        pieces = sum(len(h[0].tokens) for c in chunks for h in translator.nbest(c, cfg))
-        found[config] = [time.perf_counter() - start, pieces]
+    cfg = partial(search, shortlist=shortlist)
+    found = timed_searches(translator.nbest, lines, CONFIGS, (a.lines, BATCH_LINES), cfg)
     print(json.dumps(found))
 
 

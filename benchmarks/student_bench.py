@@ -34,12 +34,13 @@ import os
 import statistics
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: harness/
 
 from harness.machine import cpu_model
-from harness.rounds import cell, interleaved
+from harness.rounds import cell, interleaved, timed_searches
 
 MODELS = ("teacher", "student")
 BATCH_LINES = 128  # the batch-32 timings' sentences: four batches
@@ -137,8 +138,6 @@ def opened(a: argparse.Namespace, system: str):
 
 def child(a: argparse.Namespace, system: str) -> None:
     """Print {config: [seconds, output pieces]} for one system, each configuration warmed up."""
-    import time
-
     from aiayn.data.data_dir import DataDir
 
     translator = opened(a, system)
@@ -146,18 +145,8 @@ def child(a: argparse.Namespace, system: str) -> None:
     if shortlist and translator.shortlist is None:
         sys.exit(f"{system}: the model has no shortlist; build it with `aiayn shortlist`")
     lines = DataDir.open(a.data).sources("test", max(a.lines, BATCH_LINES))
-    found = {}
-    for config, (batch, beam) in CONFIGS.items():
-        cfg = search(beam, shortlist)
-        chunks = (
-            [[x] for x in lines[: a.lines]]
-            if batch == 1
-            else [lines[i : i + batch] for i in range(0, BATCH_LINES, batch)]
-        )
-        translator.nbest(chunks[0], cfg)  # warm-up
-        start = time.perf_counter()
-        pieces = sum(len(h[0].tokens) for c in chunks for h in translator.nbest(c, cfg))
-        found[config] = [time.perf_counter() - start, pieces]
+    cfg = partial(search, shortlist=shortlist)
+    found = timed_searches(translator.nbest, lines, CONFIGS, (a.lines, BATCH_LINES), cfg)
     print(json.dumps(found))
 
 

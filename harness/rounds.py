@@ -29,3 +29,32 @@ def interleaved(systems: list[str], repeats: int, timed: Timed) -> dict:
 def cell(values: list[float]) -> str:
     """'median (min-max)', thousands separated."""
     return f"{statistics.median(values):,.0f} ({min(values):,.0f}-{max(values):,.0f})"
+
+
+def timed_searches(
+    nbest: Callable,
+    lines: list[str],
+    configs: dict[str, tuple[int, int]],
+    sizes: tuple[int, int],
+    search: Callable,
+) -> dict[str, tuple[float, int]]:
+    """One child's timings of `nbest(lines, cfg)` (a translator's): {configuration: (seconds,
+    output pieces)}. A configuration is (batch, beam); `sizes` (alone, batched): batch 1
+    translates the first `alone` lines one at a time, a larger batch the first `batched` in
+    chunks of it; `search(beam)` gives the DecodeConfig. Each configuration is warmed up on its
+    first chunk, outside the clock."""
+    import time
+
+    found = {}
+    for config, (batch, beam) in configs.items():
+        cfg = search(beam)
+        chunks = (
+            [[x] for x in lines[: sizes[0]]]
+            if batch == 1
+            else [lines[i : i + batch] for i in range(0, sizes[1], batch)]
+        )
+        nbest(chunks[0], cfg)  # warm-up
+        start = time.perf_counter()
+        pieces = sum(len(h[0].tokens) for c in chunks for h in nbest(c, cfg))
+        found[config] = (time.perf_counter() - start, pieces)
+    return found
