@@ -94,11 +94,8 @@ class Shortlist:
         return keep[:, :V].to(src.device)  # (B, V)
 
     def tables_read(self, src: Tensor) -> Tensor:
-        """(B, S) source ids -> (B, L) bool: the tables each row reads. One tag: its language's;
-        none or several: all (a bilingual shortlist's one table always)."""
-        L = self.candidates.shape[0]
-        if len(self.tags) == 0:
-            return torch.ones(len(src), L, dtype=torch.bool)
+        """(B, S) source ids -> (B, L) bool: the tables per language each row reads. One tag:
+        its language's; none or several: all."""
         named = (src[:, :, None] == self.tags.to(src.device)).any(1)  # (B, L)
         one = named.sum(1, keepdim=True) == 1  # (B, 1)
         return named | ~one

@@ -174,10 +174,10 @@ def vocabulary_map(shortlist: Shortlist, tokenizer: Tokenizer) -> str:
         )
     rows, common = shortlist.merged()
     lines = ["\t" + " ".join(pieces[i] for i in common)] if common else []
-    for tag_piece, frequent in zip(
-        shortlist.tags.tolist(), shortlist.frequent.tolist(), strict=False
-    ):
-        lines.append(pieces[tag_piece] + "\t" + " ".join(pieces[i] for i in frequent))
+    if len(shortlist.tags):  # tables per language: each one's frequent pieces after its tag
+        named = zip(shortlist.tags.tolist(), shortlist.frequent.tolist(), strict=True)
+        for tag_piece, frequent in named:
+            lines.append(pieces[tag_piece] + "\t" + " ".join(pieces[i] for i in frequent))
     for source, row in enumerate(rows):
         if row:
             lines.append(pieces[source] + "\t" + " ".join(pieces[i] for i in row))
