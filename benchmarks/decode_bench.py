@@ -43,7 +43,7 @@ SYSTEMS: dict[str, tuple[str, str, dict]] = {
     "aiayn fp32": ("aiayn", "fp32", {}),
     "aiayn bf16": ("aiayn", "bf16", {}),
     "aiayn int8": ("aiayn", "int8", {}),
-    # --compile: the decoder step compiled ahead of time (int8: weight-only, bf16 activations)
+    # --compile: the decoder step compiled ahead of time (int8: weight-only; a dynamic int8 encoder)
     "aiayn fp32 --compile": ("aiayn", "fp32", {"compile": True}),
     "aiayn bf16 --compile": ("aiayn", "bf16", {"compile": True}),
     "aiayn int8 --compile": ("aiayn", "int8", {"compile": True}),
@@ -118,12 +118,11 @@ def compile_steps(out: Path) -> None:
 
     from aiayn import Transformer
     from aiayn.decode.compiled import CompiledModel
-    from aiayn.decode.precision import for_decoding
 
     for name, (kind, precision, options) in SYSTEMS.items():
         if kind == "aiayn" and options.get("compile"):
-            model = for_decoding(Transformer.load(out / "aiayn").eval(), precision, True)
-            compiled = CompiledModel(model, precision, cache_dir=out / "compiled")
+            model = Transformer.load(out / "aiayn").eval()
+            compiled = CompiledModel.from_float(model, precision, cache_dir=out / "compiled")
             for beam in sorted({beam for _, beam in CONFIGS}):
                 with torch.inference_mode():
                     compiled.step(beam)
@@ -252,10 +251,11 @@ def runner(system: str, directory: Path, out_len: int):
 
         model = OnnxModel(directory / "onnx", threads=2)
     else:
-        compile = options.get("compile", False)
-        model = for_decoding(Transformer.load(directory / "aiayn").eval(), precision, compile)
-        if compile:  # compiled in the set-up; loaded from disk here
-            model = CompiledModel(model, precision, cache_dir=directory / "compiled")
+        model = Transformer.load(directory / "aiayn").eval()
+        if options.get("compile", False):  # compiled in the set-up; loaded from disk here
+            model = CompiledModel.from_float(model, precision, cache_dir=directory / "compiled")
+        else:
+            model = for_decoding(model, precision)
 
     def aiayn_run(batch: int, beam: int):
         """What `aiayn translate --beam N --precision P [--compile]` runs."""

@@ -11,7 +11,8 @@ within 0.95-1.10. `--short N` also scores the short segments alone: the lines wh
 at most N subwords (18 is the mean of the short-segment corpus in issue 10), where a search that
 favours short hypotheses shows first. `--alphas` decodes with each length-penalty exponent, to
 choose one on the validation split. `--compiled` adds rows decoded with `--compile` (int8 is
-then weight-only: int8 weights, bf16 activations); their times leave out the compiling.
+then a weight-only int8 step, int8 weights and bf16 activations, and a dynamic int8 encoder);
+their times leave out the compiling.
 """
 
 from __future__ import annotations

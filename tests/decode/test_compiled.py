@@ -6,6 +6,7 @@ import os
 import pytest
 import torch
 from torch import nn
+from torch.ao.nn.quantized.dynamic import Linear as DynamicLinear
 
 from aiayn.config import DecodeConfig
 from aiayn.decode.beam import beam_search, select
@@ -106,6 +107,28 @@ def test_int8_weight_only_model_agrees_with_float(on_cpu):
     logits = int8(src, src).float()
     expected = model(src, src)
     assert (logits - expected).norm() / expected.norm() < 0.05
+
+
+@pytest.mark.parametrize("precision", ["int8", "fp32"])
+def test_compiled_int8_encodes_with_a_dynamic_int8_encoder_close_to_float(on_cpu, precision):
+    """`--compile --precision int8`: a weight-only int8 step, and an encoder of its own whose
+    linear layers are dynamic int8 (no decoder held twice); its memory is close to the float
+    encoder's and in the step's dtype. Other precisions encode with the step's model."""
+    model = tiny_model()
+    perturb_vectors(model)
+    src = sources(model.cfg)
+    expected = model.encode(src).memory
+    compiled = CompiledModel.from_float(copy.deepcopy(model), precision, compile=False)
+    memory = compiled.encode(src).memory
+    assert memory.dtype == compiled.model.src_embed.weight.dtype
+    assert (memory.float() - expected).norm() / expected.norm() < 0.05
+    if precision == "fp32":
+        assert compiled.encoder is None
+        return
+    assert compiled.encoder is not None and len(compiled.encoder.decoder_layers) == 0
+    dynamic = [m for m in compiled.encoder.modules() if isinstance(m, DynamicLinear)]
+    assert len(dynamic) == 4 * model.cfg.n_encoder_layers  # W^QKV, W^O, and the two of the FFN
+    assert any(isinstance(m, Int8Linear) for m in compiled.model.decoder_layers.modules())
 
 
 @pytest.mark.slow

@@ -102,3 +102,16 @@ def test_options_an_engine_cannot_honour_are_refused_before_anything_loads(model
         open_translator(models["aiayn"], engine="marian")
     with pytest.raises(ValueError, match="unknown EngineConfig key"):
         open_translator(models["aiayn"], beam=4)  # a search option, not how to open
+
+
+def test_our_engines_threads_are_pytorchs(models, lines):
+    """`threads` of our engine sets PyTorch's threads (the process's), and the translations do
+    not depend on them."""
+    before = torch.get_num_threads()
+    default = open_translator(models["aiayn"]).translate(lines[0], SEARCH)
+    try:
+        one = open_translator(models["aiayn"], threads=1)
+        assert torch.get_num_threads() == 1
+        assert one.translate(lines[0], SEARCH) == default
+    finally:
+        torch.set_num_threads(before)

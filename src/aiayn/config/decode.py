@@ -134,7 +134,9 @@ class EngineConfig(FrozenConfig):
     compile: bool = (
         False  # our engine's decoder step compiled ahead of time (CPU; int8: weight-only)
     )
-    threads: int = 0  # CTranslate2's and ONNX Runtime's threads; 0 = their default
+    # CPU threads: CTranslate2's and ONNX Runtime's own; ours sets PyTorch's, which are the
+    # whole process's (torch.set_num_threads); 0 = each one's default
+    threads: int = 0
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINES:

@@ -24,6 +24,7 @@ import torch
 from torch import Tensor, nn
 
 from aiayn.decode.compile_cache import compile_step, default_cache_dir, step_digest
+from aiayn.decode.precision import for_decoding, int8_encoder
 from aiayn.decode.protocols import DecodingModel
 from aiayn.model import AttentionMaps, Encoded, FixedKVCache, KVCache, Transformer
 from aiayn.model.cache import empty_self_kv
@@ -179,6 +180,8 @@ class CompiledModel:
         precision: its name, part of the compiled steps' names on disk.
         cache_dir: where compiled steps are kept (`default_cache_dir()` when None).
         compile: False runs the same fixed-shape step eagerly (for tests and comparisons).
+        encoder: what encodes instead of `model` (int8: `int8_encoder`); its memory is cast to
+            the model's dtype.
     """
 
     def __init__(
@@ -187,10 +190,11 @@ class CompiledModel:
         precision: str = "fp32",
         cache_dir: str | Path | None = None,
         compile: bool = True,
+        encoder: Transformer | None = None,
     ) -> None:
-        if next(model.parameters()).device.type != "cpu":
-            raise ValueError("--compile runs on a CPU only for now (it is untested on a GPU)")
+        on_cpu(model)
         self.model = model.eval().requires_grad_(False)
+        self.encoder = encoder
         self.cfg = model.cfg
         self.precision = precision
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
@@ -205,6 +209,21 @@ class CompiledModel:
                 f"{torch.__version__}: upgrade PyTorch or decode without --compile"
             )
 
+    @classmethod
+    def from_float(
+        cls,
+        model: Transformer,
+        precision: str,
+        cache_dir: str | Path | None = None,
+        compile: bool = True,
+    ) -> CompiledModel:
+        """What `--compile --precision P` decodes with, from the float32 model (changed in
+        place): the step in `for_decoding(..., weight_only=True)`'s precision; with int8, the
+        encoder in dynamic int8 (`int8_encoder`)."""
+        encoder = int8_encoder(on_cpu(model)) if precision == "int8" else None
+        step_model = for_decoding(model, precision, weight_only=True)
+        return cls(step_model, precision, cache_dir, compile, encoder)
+
     def parameters(self) -> Iterator[Tensor]:
         return self.model.parameters()
 
@@ -218,7 +237,11 @@ class CompiledModel:
 
     def encode(self, src: Tensor) -> Encoded:
         """The encoder, eager: (B, S) source ids -> `Encoded`."""
-        return self.model.encode(src)
+        if self.encoder is None:
+            return self.model.encode(src)
+        encoded = self.encoder.encode(src)
+        dtype = self.model.src_embed.weight.dtype
+        return replace(encoded, memory=encoded.memory.to(dtype))
 
     def init_cache(self, encoded: Encoded, capacity: int = 16) -> StepCache:
         """An empty cache for decoding from `encoded`, with room for `capacity` steps (fixed:
@@ -287,6 +310,13 @@ class CompiledModel:
             self._digest = step_digest(self.model, self.precision)
         kind = "states-" if states else ""
         return self.cache_dir / f"step-{kind}{self.precision}-beam{group}-{self._digest}.pt2"
+
+
+def on_cpu(model: Transformer) -> Transformer:
+    """The model, or an error where it is not on the CPU."""
+    if next(model.parameters()).device.type != "cpu":
+        raise ValueError("--compile runs on a CPU only for now (it is untested on a GPU)")
+    return model
 
 
 if TYPE_CHECKING:  # the stand-ins, held to the searches' protocols by the type checker

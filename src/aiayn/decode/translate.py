@@ -312,11 +312,13 @@ def load_model(
     precision: fp32; bf16 casts the weights (about 2x faster decoding on a recent CPU); int8
     makes the linear layers dynamic int8 (CPU only). Scores are normalized in float32.
     compile: a `CompiledModel`, whose decoder step runs compiled ahead of time (CPU; with int8,
-    int8 weights and bf16 activations: `decode.precision`).
+    a weight-only int8 step and a dynamic int8 encoder: `decode.precision`).
     """
     directory = layout.model_dir(path)
     model = Transformer.load(directory, device=usable_device(device)).eval()
-    model = for_decoding(model, precision, weight_only=compile)
+    found = (
+        CompiledModel.from_float(model, precision) if compile else for_decoding(model, precision)
+    )
     tokenizer = Tokenizer(directory)
     if tokenizer.vocab_size != model.cfg.vocab_size:  # a foreign spm.model: ids would not fit
         raise ValueError(
@@ -324,4 +326,4 @@ def load_model(
             f"has a vocabulary of {model.cfg.vocab_size:,}: they come from different runs; put "
             "the spm.model of the data the model was trained on beside it"
         )
-    return (CompiledModel(model, precision) if compile else model), tokenizer
+    return found, tokenizer

@@ -6,6 +6,8 @@ import functools
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from aiayn import layout
 from aiayn.config import DecodeConfig, EngineConfig
 from aiayn.data.tokenizer import Tokenizer
@@ -72,6 +74,8 @@ def open_engine(model: str | Path, config: EngineConfig) -> Translator:
         cannot = "ONNX graphs do not return attention weights; use --engine aiayn"
         onnx = OnnxModel(model, config.threads)
         return SearchTranslator(onnx, Tokenizer(model), None, None, cannot, search, origin)
+    if config.threads:  # PyTorch's threads are the process's, not one translator's
+        torch.set_num_threads(config.threads)
     found, tokenizer = load_model(directory, config.device, config.precision, config.compile)
     base = found.model if isinstance(found, CompiledModel) else found  # the Transformer
     shortlist = open_shortlist(directory, found, base)
