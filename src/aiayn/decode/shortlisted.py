@@ -130,6 +130,9 @@ class ShortlistModel:
         self.layer = layer
         self.vocab = vocab
         self.own = own
+        # every row may emit every piece of vocab (one sentence alone): no mask to apply; rows
+        # only ever become copies or subsets of these, so it holds for the whole search
+        self.unmasked = bool(own.all())
 
     @property
     def cfg(self) -> ModelConfig:
@@ -161,8 +164,10 @@ class ShortlistModel:
     def spread(self, states: Tensor, own: Tensor) -> Tensor:
         """(B, T, D) states, (B, V') each row's pieces -> (B, T, V) float32 log-probabilities
         normalized over the row's own pieces, -inf at every other piece."""
-        logits = self.layer(states).float().masked_fill(~own[:, None, :], -torch.inf)
-        log_probs = torch.log_softmax(logits, dim=-1)  # (B, T, V')
+        logits = self.layer(states)  # (B, T, V')
+        if not self.unmasked:
+            logits = logits.masked_fill(~own[:, None, :], -torch.inf)
+        log_probs = torch.log_softmax(logits, dim=-1, dtype=torch.float32)  # (B, T, V')
         full = log_probs.new_full((*log_probs.shape[:-1], self.cfg.vocab_size), -torch.inf)
         return full.index_copy_(-1, self.vocab, log_probs)  # (B, T, V)
 
