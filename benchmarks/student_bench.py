@@ -11,7 +11,8 @@ text (tokenizing included), each system through the same public interface:
 - aiayn int8 with the compiled step (`--precision int8 --compile`) over the shortlist;
 - CTranslate2 int8 (`aiayn export --quantization int8`), with the shortlist as its vocabulary
   map (`use_vmap`) and without, on `--ct2-threads` threads (default 1: on 2 shared cores its int8
-  runs 10x slower on 2 threads than on 1 at batch 1, decode_bench's table).
+  runs 10x slower on 2 threads than on 1 at batch 1, decode_bench's table); aiayn on
+  `--aiayn-threads` (default 0: PyTorch's, one per core; 1 compares like with like).
 
 Every system decodes the same search: batch 1 greedy (each of the first `--lines` test
 sentences alone), and batch 32 greedy and beam 4 (|Y|^1.0, which CTranslate2 has too; no
@@ -130,7 +131,9 @@ def opened(a: argparse.Namespace, system: str):
     engine, precision, compile, _ = KINDS[kind]
     if engine == "ctranslate2":
         return open_translator(a.work / f"ct2-{name}", engine=engine, threads=a.ct2_threads)
-    return open_translator(getattr(a, name), precision=precision, compile=compile)
+    return open_translator(
+        getattr(a, name), precision=precision, compile=compile, threads=a.aiayn_threads
+    )
 
 
 # -- one timing (a child process) -----------------------------------------------------------
@@ -158,7 +161,7 @@ def spawn(a: argparse.Namespace, *extra: str) -> str:
     here = str(Path(__file__).resolve())
     paths = ["--teacher", str(a.teacher), "--student", str(a.student), "--data", str(a.data)]
     sizes = ["--lines", str(a.lines), "--quality-lines", str(a.quality_lines)]
-    sizes += ["--ct2-threads", str(a.ct2_threads)]
+    sizes += ["--ct2-threads", str(a.ct2_threads), "--aiayn-threads", str(a.aiayn_threads)]
     args = [*paths, "--work", str(a.work), *sizes, *extra]
     env = {**os.environ, "AIAYN_COMPILE_CACHE": str(a.work / "compiled")}
     done = subprocess.run([sys.executable, here, *args], env=env, capture_output=True, text=True)
@@ -194,20 +197,21 @@ def ratio_lines(quality: dict, speed: dict) -> list[str]:
     """The issue's goals, as ratios of medians."""
 
     def med(system: str, config: str = "1, greedy") -> float:
-        return statistics.median(speed[system][config]) if system in speed else float("nan")
+        return statistics.median(speed[system][config])
 
     kept = quality["student"]["shortlist"]["bleu"] / quality["teacher"]["full"]["bleu"]
     best = "student int8 --compile + shortlist"
-    return [
-        f"student BLEU (shortlist) / teacher BLEU (full): {kept:.3f} (goal >= 0.95)",
-        f"batch 1 greedy, {best} / teacher fp32: {med(best) / med('teacher fp32'):.2f}x "
-        "(goal >= 3)",
-        f"student fp32 / teacher fp32 (like with like): "
-        f"{med('student fp32') / med('teacher fp32'):.2f}x",
-        f"{best} / CT2 int8 + vmap on the student: "
-        f"{med(best) / med('student CT2 int8 + vmap'):.2f}x (goal >= 1.0)",
-        f"{best} / CT2 int8 + vmap on the teacher: "
-        f"{med(best) / med('teacher CT2 int8 + vmap'):.2f}x (goal >= 3)",
+    ct2 = "CT2 int8 + vmap on the"
+    ratios = [  # (what, numerator, denominator, goal)
+        (f"batch 1 greedy, {best} / teacher fp32", best, "teacher fp32", " (goal >= 3)"),
+        ("student fp32 / teacher fp32 (like with like)", "student fp32", "teacher fp32", ""),
+        (f"{best} / {ct2} student", best, "student CT2 int8 + vmap", " (goal >= 1.0)"),
+        (f"{best} / {ct2} teacher", best, "teacher CT2 int8 + vmap", " (goal >= 3)"),
+    ]
+    return [f"student BLEU (shortlist) / teacher BLEU (full): {kept:.3f} (goal >= 0.95)"] + [
+        f"{what}: {med(top) / med(bottom):.2f}x{goal}"
+        for what, top, bottom, goal in ratios
+        if top in speed and bottom in speed  # both measured in this run
     ]
 
 
@@ -224,6 +228,9 @@ def main() -> None:
         "--ct2-threads", type=int, default=1,
         help="CTranslate2's intra-op threads: 1, its fastest on the 2-core CPU of decode_bench",
     )  # fmt: skip
+    p.add_argument(
+        "--aiayn-threads", type=int, default=0, help="PyTorch's threads (0: its default)"
+    )
     p.add_argument("--systems", nargs="+", default=SYSTEMS, choices=SYSTEMS)
     p.add_argument("--json", type=Path, help="also write the results here")
     p.add_argument("--child", choices=SYSTEMS, help=argparse.SUPPRESS)
