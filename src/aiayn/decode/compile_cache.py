@@ -92,6 +92,16 @@ def cpu_info() -> str:
 
 def compile_step(step: DecoderStep, path: Path) -> Callable[..., Tensor]:
     """`step` compiled by AOTInductor, or loaded from `path` if it was compiled before."""
+    call = compile_module(step, example_inputs(step), step_shapes(step), path)
+    return lambda *args: call(*args)[0]
+
+
+def compile_module(
+    module: torch.nn.Module, example: tuple, shapes: tuple, path: Path
+) -> Callable[..., list[Tensor]]:
+    """`module` exported on `example` with `shapes` (`torch.export`'s dynamic_shapes) and
+    compiled by AOTInductor, or loaded from `path` if it was compiled before: a function of
+    its forward's arguments returning its outputs as a list."""
     with torch.inference_mode(), warnings.catch_warnings():
         warnings.filterwarnings("ignore", "isinstance.treespec, LeafSpec", FutureWarning)
         if path.is_file():
@@ -100,37 +110,22 @@ def compile_step(step: DecoderStep, path: Path) -> Callable[..., Tensor]:
             except Exception:  # a damaged or foreign file: compile it again
                 with contextlib.suppress(OSError):  # a read-only cache: write will say so
                     path.unlink()
-        return flat_call(build(step, path))
+        return flat_call(build(module, example, shapes, path))
 
 
-def build(step: DecoderStep, path: Path):
-    """Export `step` with dynamic shapes, compile it into a package at `path`, load it."""
+def build(module: torch.nn.Module, example: tuple, shapes: tuple, path: Path):
+    """Export `module` with dynamic shapes, compile it into a package at `path`, load it."""
     compiler = cxx()
     if shutil.which(compiler) is None:
         raise OSError(
             f"--compile needs a C++ compiler and {compiler!r} is not on the PATH: install one "
             "(Debian: apt-get install g++) or decode without --compile"
         )
-    K = step.group
-    B, C = (Dim(name, min=1, max=LARGEST) for name in "BC")
-    # The source length as a hint, not a named Dim: repeating each source's keys for its
-    # beams makes guards (min(S, K*S) == S) that torch 2.11 cannot prove of a named Dim and
-    # refuses; under torch 2.13 the compiled code is the same either way.
-    S = Dim.DYNAMIC(min=1, max=LARGEST)
-    rows = B * K if K > 1 else B
-    per_layer = [{0: rows, 2: C}] * step.model.cfg.n_decoder_layers
-    history = {0: rows, 1: C} if K > 1 else None
-    shapes: tuple[Any, ...] = (  # per argument of DecoderStep.forward
-        {0: rows},
-        {},
-        per_layer,
-        per_layer,
-        {1: B, 3: S},
-        {1: B, 3: S},
-        {0: B, 3: S},
-        history,
-    )
-    exported = torch.export.export(step, example_inputs(step), dynamic_shapes=shapes)
+    # while_loop's body goes through dynamo, which keeps it by its code object: a second
+    # export of the same body (another cut) would see the first one's shapes and guard
+    # against them; forget them
+    torch._dynamo.reset()
+    exported = torch.export.export(module, example, dynamic_shapes=shapes)
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
         built = torch._inductor.aoti_compile_and_package(
@@ -142,14 +137,37 @@ def build(step: DecoderStep, path: Path):
     return torch._inductor.aoti_load_package(str(path))
 
 
-def flat_call(package) -> Callable[..., Tensor]:
-    """The loaded step as a function of `DecoderStep.forward`'s arguments, which hands its
-    tensors to the compiled code in order. (The package's own call reads its input and output
-    layouts from JSON at every call: 50 us a step, a sixth of a batch-1 step.)"""
+def step_shapes(step: DecoderStep) -> tuple[Any, ...]:
+    """The dynamic shapes of `DecoderStep.forward`'s arguments: rows, capacity, source length."""
+    K = step.group
+    B, C = (Dim(name, min=1, max=LARGEST) for name in "BC")
+    # The source length as a hint, not a named Dim: repeating each source's keys for its
+    # beams makes guards (min(S, K*S) == S) that torch 2.11 cannot prove of a named Dim and
+    # refuses; under torch 2.13 the compiled code is the same either way.
+    S = Dim.DYNAMIC(min=1, max=LARGEST)
+    rows = B * K if K > 1 else B
+    per_layer = [{0: rows, 2: C}] * step.model.cfg.n_decoder_layers
+    history = {0: rows, 1: C} if K > 1 else None
+    return (  # per argument of DecoderStep.forward
+        {0: rows},
+        {},
+        per_layer,
+        per_layer,
+        {1: B, 3: S},
+        {1: B, 3: S},
+        {0: B, 3: S},
+        history,
+    )
 
-    def call(*args) -> Tensor:
+
+def flat_call(package) -> Callable[..., list[Tensor]]:
+    """The loaded package as a function of its module's arguments, which hands their tensors
+    to the compiled code in order. (The package's own call reads its input and output layouts
+    from JSON at every call: 50 us a step, a sixth of a batch-1 step.)"""
+
+    def call(*args) -> list[Tensor]:
         flat = [a for arg in args for a in (arg if isinstance(arg, list) else [arg])]
-        return package.loader.boxed_run([a for a in flat if a is not None])[0]
+        return package.loader.boxed_run([a for a in flat if a is not None])
 
     return call
 

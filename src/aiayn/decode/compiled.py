@@ -9,8 +9,10 @@ without Python in between. Its shapes are dynamic (rows, source length, capacity
 compiled step per beam width serves every batch.
 
 Like `OnnxModel`, it is a `DecodingModel` (`decode.protocols`): greedy decoding, beam search
-and sampling drive it unchanged. The search's bookkeeping and the encoder stay eager. How a
-step is built, kept on disk and loaded again is `decode.compile_cache`.
+and sampling drive it unchanged. The search's bookkeeping and the encoder stay eager, except
+in plain greedy decoding, which compiles the whole search as one loop (`greedy`,
+`decode.greedy_loop`). How a step is built, kept on disk and loaded again is
+`decode.compile_cache`.
 """
 
 from __future__ import annotations
@@ -23,9 +25,13 @@ from typing import TYPE_CHECKING
 import torch
 from torch import Tensor, nn
 
-from aiayn.decode.compile_cache import compile_step, default_cache_dir, step_digest
-from aiayn.decode.precision import for_decoding, int8_encoder
+from aiayn.config import DecodeConfig
+from aiayn.decode.compile_cache import compile_module, compile_step, default_cache_dir, step_digest
+from aiayn.decode.greedy_loop import GreedyLoop, LoopCut, full_inputs, loop_example, loop_shapes
+from aiayn.decode.precision import Int8Linear, for_decoding, int8_encoder
 from aiayn.decode.protocols import DecodingModel
+from aiayn.decode.rules import check_deadline, max_lengths
+from aiayn.decode.token_by_token import Walked, strip
 from aiayn.model import AttentionMaps, Encoded, FixedKVCache, KVCache, Transformer
 from aiayn.model.cache import empty_self_kv
 from aiayn.model.outputs import Decoded
@@ -202,6 +208,8 @@ class CompiledModel:
         self.build_on_demand = True  # compile a beam size's step at its first use
         # (beam width, states) -> compiled step (`DecoderStep`)
         self._steps: dict[tuple[int, bool], Callable[..., Tensor]] = {}
+        # the output layer's cut (None: the whole layer) -> compiled greedy loop (`GreedyLoop`)
+        self._loops: dict[str | None, Callable[..., list[Tensor]]] = {}
         self._digest: str | None = None  # of what shapes the compiled steps (`_path`)
         if compile and not hasattr(torch._inductor, "aoti_load_package"):
             raise ValueError(
@@ -290,6 +298,10 @@ class CompiledModel:
             self.step(beam)
             if states:
                 self.step(beam, states=True)
+        if 1 in beams:  # greedy decoding's whole loop, over the layer and over its cuts
+            self.loop(None)
+            if states:
+                self.loop("int8" if isinstance(self.model.out_proj, Int8Linear) else "float")
         self.build_on_demand = False
 
     def step(self, group: int, states: bool = False) -> Callable[..., Tensor]:
@@ -304,12 +316,60 @@ class CompiledModel:
             self._steps[group, states] = compile_step(step, self._path(group, states))
         return self._steps[group, states]
 
+    def loop(self, cut: str | None) -> Callable[..., list[Tensor]] | None:
+        """The compiled greedy search over the whole output layer (None) or a shortlist's cut
+        of it ("float", "int8"): loaded, or compiled once; None where it is not to be built
+        now (uncompiled, or a server past its warm-up: the step by step search runs)."""
+        if cut not in self._loops:
+            if not (self.compile and self.build_on_demand):
+                return None
+            loop = GreedyLoop(self.model, cut)
+            path = self._file(f"loop-{cut or 'full'}-{self.precision}")
+            self._loops[cut] = compile_module(loop, loop_example(loop), loop_shapes(loop), path)
+        return self._loops[cut]
+
+    def greedy(
+        self, src: Tensor, cfg: DecodeConfig, scored: bool, cut: LoopCut | None = None
+    ) -> Walked | None:
+        """`token_by_token(self, src, most_probable, cfg, scored)`'s outputs from one compiled
+        call (`GreedyLoop`), over the whole output layer or `cut`; None where there is no loop
+        (`loop`). cfg's length limits and min_len hold; its deadline is checked before and
+        after (the loop is at most its length limit's steps)."""
+        run = self.loop(None if cut is None else cut.kind)
+        if run is None:
+            return None
+        check_deadline(cfg.deadline, 0)
+        special = self.cfg
+        limit = max_lengths(
+            src, special.pad_id, cfg.max_len_a, cfg.max_len_b, cfg.max_output_tokens
+        )
+        cache = self.init_cache(self.encode(src), capacity=int(limit.max()))
+        outputs = cut.inputs() if cut is not None else full_inputs(self.model, len(src))
+        min_len = torch.tensor([cfg.min_len])
+        out, total = run(
+            list(cache.self_k),
+            list(cache.self_v),
+            cache.cross_k,
+            cache.cross_v,
+            cache.src_mask,
+            limit,
+            min_len,
+            *outputs,
+        )
+        check_deadline(cfg.deadline, out.shape[1])
+        tokens = [strip(row, special.eos_id, special.pad_id) for row in out.tolist()]
+        return Walked(tokens, total.tolist() if scored else None)
+
     def _path(self, group: int, states: bool = False) -> Path:
         """The compiled step's file: named by everything that shapes it (`step_digest`)."""
+        kind = "states-" if states else ""
+        return self._file(f"step-{kind}{self.precision}-beam{group}")
+
+    def _file(self, name: str) -> Path:
+        """A compiled function's file: its name and everything that shapes it (`step_digest`)."""
         if self._digest is None:
             self._digest = step_digest(self.model, self.precision)
-        kind = "states-" if states else ""
-        return self.cache_dir / f"step-{kind}{self.precision}-beam{group}-{self._digest}.pt2"
+        return self.cache_dir / f"{name}-{self._digest}.pt2"
 
 
 def on_cpu(model: Transformer) -> Transformer:

@@ -10,8 +10,10 @@ from torch import Tensor
 
 from aiayn.config import DecodeConfig
 from aiayn.decode.beam import Hypothesis, length_penalty
+from aiayn.decode.compiled import CompiledModel
 from aiayn.decode.protocols import DecodingModel
-from aiayn.decode.token_by_token import token_by_token
+from aiayn.decode.shortlisted import ShortlistModel
+from aiayn.decode.token_by_token import Walked, token_by_token
 
 
 @torch.inference_mode()
@@ -28,7 +30,22 @@ def greedy_decode(
     Returns:
         For each sentence, its output ids without bos and eos.
     """
-    return token_by_token(model, src, most_probable, cfg).tokens
+    return walked(model, src, cfg).tokens
+
+
+def walked(
+    model: DecodingModel[Any], src: Tensor, cfg: DecodeConfig, scored: bool = False
+) -> Walked:
+    """`token_by_token` with `most_probable`; a compiled model (or its shortlist) runs the
+    whole search as one compiled loop instead, unless cfg guards against repeats
+    (`decode.greedy_loop`)."""
+    if isinstance(model, CompiledModel | ShortlistModel) and not (
+        cfg.no_repeat_ngram or cfg.stutter_guard
+    ):
+        found = model.greedy(src, cfg, scored)
+        if found is not None:
+            return found
+    return token_by_token(model, src, most_probable, cfg, scored)
 
 
 def most_probable(logits: Tensor, rows: Tensor) -> Tensor:
@@ -47,7 +64,7 @@ def greedy_hypotheses(
     The log-probabilities are summed as the search goes (`token_by_token`'s `scored`): the
     step's own scores, as beam search reads them.
     """
-    found = token_by_token(model, src, most_probable, cfg, scored=True)
+    found = walked(model, src, cfg, scored=True)
     assert found.log_probs is not None
     return [
         [Hypothesis(y, lp / length_penalty(len(y) + 1, cfg.alpha, cfg.length_penalty), lp)]

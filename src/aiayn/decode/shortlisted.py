@@ -23,10 +23,13 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from aiayn.config import ModelConfig
+from aiayn.config import DecodeConfig, ModelConfig
+from aiayn.decode.compiled import CompiledModel
 from aiayn.decode.controls.steering import SentenceControls
+from aiayn.decode.greedy_loop import LoopCut
 from aiayn.decode.precision import Int8Linear
 from aiayn.decode.shortlist import Shortlist, read_shortlist
+from aiayn.decode.token_by_token import Walked
 from aiayn.model import Encoded, Transformer
 from aiayn.model.outputs import Decoded
 
@@ -160,6 +163,15 @@ class ShortlistModel:
         assert decoded.states is not None
         logits = self.spread(decoded.states, cache.own)
         return Decoded(logits=logits, cache=RowsCache(decoded.cache, cache.own), normalized=True)
+
+    def greedy(self, src: Tensor, cfg: DecodeConfig, scored: bool) -> Walked | None:
+        """Greedy decoding in one compiled call over the cut (`CompiledModel.greedy`); None
+        where the model runs its steps one by one."""
+        if not isinstance(self.model, CompiledModel):
+            return None
+        layer = self.layer
+        cut = LoopCut(self.vocab, self.own, layer.weight, layer.scale, layer.bias)
+        return self.model.greedy(src, cfg, scored, cut)
 
     def spread(self, states: Tensor, own: Tensor) -> Tensor:
         """(B, T, D) states, (B, V') each row's pieces -> (B, T, V) float32 log-probabilities

@@ -1,0 +1,124 @@
+"""Greedy decoding as one compiled loop (`GreedyLoop`, `CompiledModel.greedy`): the outputs and
+scores of the step by step search, over the whole output layer and over a shortlist's cut."""
+
+import copy
+
+import pytest
+import torch
+
+from aiayn.config import DecodeConfig
+from aiayn.decode.compiled import CompiledModel
+from aiayn.decode.greedy import greedy_decode, greedy_hypotheses, most_probable
+from aiayn.decode.greedy_loop import GreedyLoop, LoopCut, full_inputs
+from aiayn.decode.rules import OverBudgetError, max_lengths
+from aiayn.decode.shortlisted import ShortlistModel, cut, output_rows
+from aiayn.decode.token_by_token import Walked, token_by_token
+from tests.conftest import perturb_vectors, tiny_model
+from tests.decode.test_compiled import sources
+
+# limits of 0.5 * S + 2 end the rows at different steps; eos barred for the first two
+CFG = DecodeConfig(beam=1, max_len_a=0.5, max_len_b=2, min_len=2)
+
+
+def shortlisted(model: CompiledModel, seed: int = 1) -> ShortlistModel:
+    """The model over a random third of its pieces (eos among them), each source row allowed
+    a random four fifths of those: rows normalized over different pieces."""
+    V = model.cfg.vocab_size
+    chosen = torch.rand(V, generator=torch.Generator().manual_seed(seed)) < 0.33
+    chosen[model.cfg.eos_id] = True
+    vocab = chosen.nonzero().squeeze(1)  # (V',)
+    own = torch.rand(3, len(vocab), generator=torch.Generator().manual_seed(seed + 1)) < 0.8
+    own[:, (vocab == model.cfg.eos_id).nonzero().squeeze(1)] = True
+    return ShortlistModel(model, model.model, cut(output_rows(model.model), vocab), vocab, own)
+
+
+def eager_loop(model: CompiledModel, src: torch.Tensor, cut: LoopCut | None) -> Walked:
+    """`GreedyLoop` run eagerly (`torch.while_loop` runs its body in Python), as
+    `CompiledModel.greedy` calls the compiled one."""
+    limit = max_lengths(src, model.cfg.pad_id, CFG.max_len_a, CFG.max_len_b)
+    cache = model.init_cache(model.encode(src), capacity=int(limit.max()))
+    outputs = full_inputs(model.model, len(src)) if cut is None else cut.inputs()
+    loop = GreedyLoop(model.model, None if cut is None else cut.kind)
+    out, total = loop(
+        list(cache.self_k),
+        list(cache.self_v),
+        cache.cross_k,
+        cache.cross_v,
+        cache.src_mask,
+        limit,
+        torch.tensor([CFG.min_len]),
+        *outputs,
+    )
+    eos, pad = model.cfg.eos_id, model.cfg.pad_id
+    return Walked([[t for t in row if t not in (eos, pad)] for row in out.tolist()], total.tolist())
+
+
+def as_cut(model: ShortlistModel) -> LoopCut:
+    layer = model.layer
+    return LoopCut(model.vocab, model.own, layer.weight, layer.scale, layer.bias)
+
+
+@pytest.mark.parametrize("precision", ["fp32", "int8"])
+@torch.inference_mode()
+def test_the_loop_decodes_and_scores_as_the_step_by_step_search(on_cpu, precision):
+    """Eagerly, the loop's outputs and summed scores are token_by_token's, with rows that end
+    at different steps, eos barred at first: over the whole layer and over a cut with rows
+    of their own pieces (weight-only int8: int8 cut rows)."""
+    base = tiny_model()
+    perturb_vectors(base)
+    model = CompiledModel.from_float(base, precision, compile=False)
+    src = sources(model.cfg)
+    short = shortlisted(model)
+    for searched, loop_cut in ((model, None), (short, as_cut(short))):
+        step_by_step = token_by_token(searched, src, most_probable, CFG, scored=True)
+        found = eager_loop(model, src, loop_cut)
+        assert found.tokens == step_by_step.tokens
+        assert len({len(t) for t in found.tokens}) > 1  # the rows ended apart
+        assert found.log_probs == pytest.approx(step_by_step.log_probs, rel=1e-5)
+    assert (as_cut(short).kind == "int8") == (precision == "int8")
+
+
+def test_a_guard_against_repeats_takes_the_step_by_step_search(on_cpu, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("the loop cannot guard against repeats")
+
+    monkeypatch.setattr(CompiledModel, "greedy", refuse)
+    model = CompiledModel(tiny_model(), compile=False)
+    src = sources(model.cfg)
+    for guard in ({"no_repeat_ngram": 2}, {"stutter_guard": 2}):
+        assert greedy_decode(model, src, DecodeConfig(**guard))  # no error: steps, not the loop
+
+
+def test_an_uncompiled_model_or_a_server_past_its_warm_up_has_no_loop(tmp_path, on_cpu):
+    assert CompiledModel(tiny_model(), compile=False).loop(None) is None
+    model = CompiledModel(tiny_model(), cache_dir=tmp_path)
+    model.build_on_demand = False
+    assert model.greedy(sources(model.cfg), CFG, scored=False) is None
+    assert list(tmp_path.iterdir()) == []  # nothing was compiled
+
+
+@pytest.mark.slow
+def test_the_compiled_loop_decodes_as_the_steps_and_is_kept_on_disk(tmp_path, on_cpu):
+    """Compiled by AOTInductor (about 25 s a loop): in float32, greedy outputs and scores of
+    the uncompiled steps, over the whole layer and a cut, for batches it was not exported
+    with; loaded again from disk; a deadline already past stops it."""
+    base = tiny_model()
+    perturb_vectors(base)
+    reference = CompiledModel(copy.deepcopy(base), compile=False)
+    model = CompiledModel(copy.deepcopy(base), cache_dir=tmp_path)
+    for src in (sources(model.cfg), sources(model.cfg, lengths=(12,), seed=8)):
+        ours, theirs = greedy_hypotheses(model, src, CFG), greedy_hypotheses(reference, src, CFG)
+        assert [h[0].tokens for h in ours] == [h[0].tokens for h in theirs]
+        assert [h[0].score for h in ours] == pytest.approx([h[0].score for h in theirs], 1e-4)
+    src = sources(model.cfg)
+    assert greedy_decode(shortlisted(model), src, CFG) == greedy_decode(
+        shortlisted(reference), src, CFG
+    )
+    assert set(model._loops) == {None, "float"}
+    assert sorted(p.name[:10] for p in tmp_path.iterdir()) == ["loop-float", "loop-full-"]
+    stamps = {p: p.stat().st_mtime_ns for p in tmp_path.iterdir()}
+    again = CompiledModel(copy.deepcopy(base), cache_dir=tmp_path)
+    assert greedy_decode(again, src, CFG) == greedy_decode(reference, src, CFG)
+    assert {p: p.stat().st_mtime_ns for p in tmp_path.iterdir()} == stamps  # loaded
+    with pytest.raises(OverBudgetError, match="deadline"):
+        again.greedy(src, DecodeConfig(beam=1, deadline=1e-9), scored=False)
