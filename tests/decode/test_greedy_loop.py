@@ -9,8 +9,8 @@ import torch
 from aiayn.config import DecodeConfig
 from aiayn.decode.compiled import CompiledModel
 from aiayn.decode.greedy import greedy_decode, greedy_hypotheses, most_probable
-from aiayn.decode.greedy_loop import GreedyLoop, LoopCut, full_inputs
-from aiayn.decode.rules import OverBudgetError, max_lengths
+from aiayn.decode.greedy_loop import GreedyLoop, LoopCut
+from aiayn.decode.rules import OverBudgetError
 from aiayn.decode.shortlisted import ShortlistModel, cut, output_rows
 from aiayn.decode.token_by_token import Walked, token_by_token
 from tests.conftest import perturb_vectors, tiny_model
@@ -33,22 +33,10 @@ def shortlisted(model: CompiledModel, seed: int = 1) -> ShortlistModel:
 
 
 def eager_loop(model: CompiledModel, src: torch.Tensor, cut: LoopCut | None) -> Walked:
-    """`GreedyLoop` run eagerly (`torch.while_loop` runs its body in Python), as
-    `CompiledModel.greedy` calls the compiled one."""
-    limit = max_lengths(src, model.cfg.pad_id, CFG.max_len_a, CFG.max_len_b)
-    cache = model.init_cache(model.encode(src), capacity=int(limit.max()))
-    outputs = full_inputs(model.model, len(src)) if cut is None else cut.inputs()
+    """`GreedyLoop` run eagerly (`torch.while_loop` runs its body in Python) on the arguments
+    `CompiledModel.greedy` gives the compiled one."""
     loop = GreedyLoop(model.model, None if cut is None else cut.kind)
-    out, total = loop(
-        list(cache.self_k),
-        list(cache.self_v),
-        cache.cross_k,
-        cache.cross_v,
-        cache.src_mask,
-        limit,
-        torch.tensor([CFG.min_len]),
-        *outputs,
-    )
+    out, total = loop(*model.loop_inputs(src, CFG, cut))
     eos, pad = model.cfg.eos_id, model.cfg.pad_id
     return Walked([[t for t in row if t not in (eos, pad)] for row in out.tolist()], total.tolist())
 

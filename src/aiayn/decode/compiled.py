@@ -339,26 +339,30 @@ class CompiledModel:
         if run is None:
             return None
         check_deadline(cfg.deadline, 0)
+        out, total = run(*self.loop_inputs(src, cfg, cut))
+        check_deadline(cfg.deadline, out.shape[1])
+        tokens = [strip(row, self.cfg.eos_id, self.cfg.pad_id) for row in out.tolist()]
+        return Walked(tokens, total.tolist() if scored else None)
+
+    def loop_inputs(self, src: Tensor, cfg: DecodeConfig, cut: LoopCut | None = None) -> tuple:
+        """`GreedyLoop.forward`'s arguments to decode src (B, S) under cfg: src encoded into
+        an empty cache of room for the longest limit, the limits, min_len, the output layer."""
         special = self.cfg
         limit = max_lengths(
             src, special.pad_id, cfg.max_len_a, cfg.max_len_b, cfg.max_output_tokens
         )
         cache = self.init_cache(self.encode(src), capacity=int(limit.max()))
         outputs = cut.inputs() if cut is not None else full_inputs(self.model, len(src))
-        min_len = torch.tensor([cfg.min_len])
-        out, total = run(
+        return (
             list(cache.self_k),
             list(cache.self_v),
             cache.cross_k,
             cache.cross_v,
             cache.src_mask,
             limit,
-            min_len,
+            torch.tensor([cfg.min_len]),
             *outputs,
         )
-        check_deadline(cfg.deadline, out.shape[1])
-        tokens = [strip(row, special.eos_id, special.pad_id) for row in out.tolist()]
-        return Walked(tokens, total.tolist() if scored else None)
 
     def _path(self, group: int, states: bool = False) -> Path:
         """The compiled step's file: named by everything that shapes it (`step_digest`)."""
