@@ -10,7 +10,13 @@ from aiayn.config import DecodeConfig
 from aiayn.decode.compiled import CompiledModel
 from aiayn.decode.greedy import greedy_decode, greedy_hypotheses, most_probable
 from aiayn.decode.greedy_loop import GreedyLoop, LoopCut
-from aiayn.decode.rules import OverBudgetError
+from aiayn.decode.rules import (
+    OverBudgetError,
+    block_repeats,
+    block_repeats_in,
+    block_stutter,
+    block_stutter_in,
+)
 from aiayn.decode.shortlisted import ShortlistModel, cut, output_rows
 from aiayn.decode.token_by_token import Walked, token_by_token
 from tests.conftest import perturb_vectors, tiny_model
@@ -32,11 +38,14 @@ def shortlisted(model: CompiledModel, seed: int = 1) -> ShortlistModel:
     return ShortlistModel(model, model.model, cut(output_rows(model.model), vocab), vocab, own)
 
 
-def eager_loop(model: CompiledModel, src: torch.Tensor, cut: LoopCut | None) -> Walked:
+def eager_loop(
+    model: CompiledModel, src: torch.Tensor, cut: LoopCut | None, cfg: DecodeConfig = CFG
+) -> Walked:
     """`GreedyLoop` run eagerly (`torch.while_loop` runs its body in Python) on the arguments
     `CompiledModel.greedy` gives the compiled one."""
-    loop = GreedyLoop(model.model, None if cut is None else cut.kind)
-    out, total = loop(*model.loop_inputs(src, CFG, cut))
+    guards = (cfg.no_repeat_ngram, cfg.stutter_guard)
+    loop = GreedyLoop(model.model, None if cut is None else cut.kind, guards)
+    out, total = loop(*model.loop_inputs(src, cfg, cut))
     eos, pad = model.cfg.eos_id, model.cfg.pad_id
     return Walked([[t for t in row if t not in (eos, pad)] for row in out.tolist()], total.tolist())
 
@@ -46,35 +55,52 @@ def as_cut(model: ShortlistModel) -> LoopCut:
     return LoopCut(model.vocab, model.own, layer.weight, layer.scale, layer.bias)
 
 
-@pytest.mark.parametrize("precision", ["fp32", "int8"])
+@pytest.mark.parametrize(
+    ("precision", "guards"),
+    [("fp32", (0, 0)), ("int8", (0, 0)), ("fp32", (2, 0)), ("fp32", (3, 2))],
+)
 @torch.inference_mode()
-def test_the_loop_decodes_and_scores_as_the_step_by_step_search(on_cpu, precision):
+def test_the_loop_decodes_and_scores_as_the_step_by_step_search(on_cpu, precision, guards):
     """Eagerly, the loop's outputs and summed scores are token_by_token's, with rows that end
     at different steps, eos barred at first: over the whole layer and over a cut with rows
-    of their own pieces (weight-only int8: int8 cut rows)."""
+    of their own pieces (weight-only int8: int8 cut rows), with and without the guards."""
     base = tiny_model()
     perturb_vectors(base)
     model = CompiledModel.from_float(base, precision, compile=False)
     src = sources(model.cfg)
     short = shortlisted(model)
+    cfg = CFG.replace(no_repeat_ngram=guards[0], stutter_guard=guards[1])
     for searched, loop_cut in ((model, None), (short, as_cut(short))):
-        step_by_step = token_by_token(searched, src, most_probable, CFG, scored=True)
-        found = eager_loop(model, src, loop_cut)
+        step_by_step = token_by_token(searched, src, most_probable, cfg, scored=True)
+        found = eager_loop(model, src, loop_cut, cfg)
+        if any(guards):  # they had something to ban
+            assert found.tokens != token_by_token(searched, src, most_probable, CFG).tokens
         assert found.tokens == step_by_step.tokens
         assert len({len(t) for t in found.tokens}) > 1  # the rows ended apart
         assert found.log_probs == pytest.approx(step_by_step.log_probs, rel=1e-5)
     assert (as_cut(short).kind == "int8") == (precision == "int8")
 
 
-def test_a_guard_against_repeats_takes_the_step_by_step_search(on_cpu, monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError("the loop cannot guard against repeats")
-
-    monkeypatch.setattr(CompiledModel, "greedy", refuse)
-    model = CompiledModel(tiny_model(), compile=False)
-    src = sources(model.cfg)
-    for guard in ({"no_repeat_ngram": 2}, {"stutter_guard": 2}):
-        assert greedy_decode(model, src, DecodeConfig(**guard))  # no error: steps, not the loop
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_the_guards_on_a_fixed_buffer_ban_what_the_guards_ban(n):
+    """At every step t, over every prefix of outputs that repeat and stutter, with a buffer
+    longer than the outputs and one as short as a step: the same scores as the guards over
+    the outputs so far."""
+    g = torch.Generator().manual_seed(n)
+    outputs = torch.randint(0, 4, (6, 12), generator=g)  # four pieces: repeats and stutter
+    outputs[0] = torch.tensor([5, 6] * 6)  # a unit of two, back to back
+    for C in (12, 1):
+        for t in range(1, C + 1):
+            buffer = outputs[:, :C]
+            scores = torch.randn(6, 8, generator=g)
+            t_ = torch.tensor(t)
+            so_far = buffer[:, : t - 1]
+            assert torch.equal(
+                block_repeats_in(scores, buffer, t_, n), block_repeats(scores, so_far, n)
+            )
+            assert torch.equal(
+                block_stutter_in(scores, buffer, t_, n), block_stutter(scores, so_far, n)
+            )
 
 
 def test_an_uncompiled_model_or_a_server_past_its_warm_up_has_no_loop(tmp_path, on_cpu):

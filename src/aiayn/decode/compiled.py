@@ -208,8 +208,8 @@ class CompiledModel:
         self.build_on_demand = True  # compile a beam size's step at its first use
         # (beam width, states) -> compiled step (`DecoderStep`)
         self._steps: dict[tuple[int, bool], Callable[..., Tensor]] = {}
-        # the output layer's cut (None: the whole layer) -> compiled greedy loop (`GreedyLoop`)
-        self._loops: dict[str | None, Callable[..., list[Tensor]]] = {}
+        # (the output layer's cut (None: the whole layer), guards) -> compiled greedy loop
+        self._loops: dict[tuple[str | None, tuple[int, int]], Callable[..., list[Tensor]]] = {}
         self._digest: str | None = None  # of what shapes the compiled steps (`_path`)
         if compile and not hasattr(torch._inductor, "aoti_load_package"):
             raise ValueError(
@@ -289,19 +289,23 @@ class CompiledModel:
         if cache.length >= cache.capacity:
             raise ValueError(f"the cache holds {cache.capacity} steps; decoding went past it")
 
-    def warm_up(self, beams: Iterable[int], states: bool = False) -> None:
+    def warm_up(
+        self, beams: Iterable[int], states: bool = False, guards: tuple[int, int] = (0, 0)
+    ) -> None:
         """Compile (or load) the steps of these beam sizes now; any other size then runs
         eagerly rather than stall a caller for a compile (a server, once it serves).
         states: also the steps that stop before the output layer (a shortlist decodes with
-        them: without them a server with a shortlist would run every step uncompiled)."""
+        them: without them a server with a shortlist would run every step uncompiled).
+        guards: greedy's loops for this (no_repeat_ngram, stutter_guard), the search's."""
         for beam in sorted(set(beams)):
             self.step(beam)
             if states:
                 self.step(beam, states=True)
         if 1 in beams:  # greedy decoding's whole loop, over the layer and over its cuts
-            self.loop(None)
+            self.loop(None, guards)
             if states:
-                self.loop("int8" if isinstance(self.model.out_proj, Int8Linear) else "float")
+                cut = "int8" if isinstance(self.model.out_proj, Int8Linear) else "float"
+                self.loop(cut, guards)
         self.build_on_demand = False
 
     def step(self, group: int, states: bool = False) -> Callable[..., Tensor]:
@@ -316,26 +320,30 @@ class CompiledModel:
             self._steps[group, states] = compile_step(step, self._path(group, states))
         return self._steps[group, states]
 
-    def loop(self, cut: str | None) -> Callable[..., list[Tensor]] | None:
+    def loop(
+        self, cut: str | None, guards: tuple[int, int] = (0, 0)
+    ) -> Callable[..., list[Tensor]] | None:
         """The compiled greedy search over the whole output layer (None) or a shortlist's cut
-        of it ("float", "int8"): loaded, or compiled once; None where it is not to be built
-        now (uncompiled, or a server past its warm-up: the step by step search runs)."""
-        if cut not in self._loops:
+        of it ("float", "int8"), under these guards (no_repeat_ngram, stutter_guard): loaded,
+        or compiled once; None where it is not to be built now (uncompiled, or a server past
+        its warm-up: the step by step search runs)."""
+        if (cut, guards) not in self._loops:
             if not (self.compile and self.build_on_demand):
                 return None
-            loop = GreedyLoop(self.model, cut)
-            path = self._file(f"loop-{cut or 'full'}-{self.precision}")
-            self._loops[cut] = compile_module(loop, loop_example(loop), loop_shapes(loop), path)
-        return self._loops[cut]
+            loop = GreedyLoop(self.model, cut, guards)
+            name = f"loop-{cut or 'full'}-{self.precision}-r{guards[0]}s{guards[1]}"
+            built = compile_module(loop, loop_example(loop), loop_shapes(loop), self._file(name))
+            self._loops[cut, guards] = built
+        return self._loops[cut, guards]
 
     def greedy(
         self, src: Tensor, cfg: DecodeConfig, scored: bool, cut: LoopCut | None = None
     ) -> Walked | None:
         """`token_by_token(self, src, most_probable, cfg, scored)`'s outputs from one compiled
         call (`GreedyLoop`), over the whole output layer or `cut`; None where there is no loop
-        (`loop`). cfg's length limits and min_len hold; its deadline is checked before and
-        after (the loop is at most its length limit's steps)."""
-        run = self.loop(None if cut is None else cut.kind)
+        (`loop`). cfg's length limits, min_len and guards hold; its deadline is checked before
+        and after (the loop is at most its length limit's steps)."""
+        run = self.loop(None if cut is None else cut.kind, (cfg.no_repeat_ngram, cfg.stutter_guard))
         if run is None:
             return None
         check_deadline(cfg.deadline, 0)

@@ -37,11 +37,8 @@ def walked(
     model: DecodingModel[Any], src: Tensor, cfg: DecodeConfig, scored: bool = False
 ) -> Walked:
     """`token_by_token` with `most_probable`; a compiled model (or its shortlist) runs the
-    whole search as one compiled loop instead, unless cfg guards against repeats
-    (`decode.greedy_loop`)."""
-    if isinstance(model, CompiledModel | ShortlistModel) and not (
-        cfg.no_repeat_ngram or cfg.stutter_guard
-    ):
+    whole search as one compiled loop instead (`decode.greedy_loop`)."""
+    if isinstance(model, CompiledModel | ShortlistModel):
         found = model.greedy(src, cfg, scored)
         if found is not None:
             return found

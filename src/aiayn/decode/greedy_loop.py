@@ -8,10 +8,10 @@ one call decodes every step of a batch. Its cache is carried through the loop an
 of place (`CarriedKVCache`): a loop's body may change nothing it was given.
 
 It decodes what `token_by_token` decodes with `most_probable` (greedy), with the same rules (the
-length limit and min_len) and the same scores, over the model's own output layer or a
-shortlist's cut of it: rows that finish stay in the batch to its end, emitting eos. A search
-asking for more (a guard against repeats, a deadline, controls, sampling, a beam) takes the step
-by step path.
+length limit, min_len, the guards against repeats and stutter: one loop per setting of them) and
+the same scores, over the model's own output layer or a shortlist's cut of it: rows that finish
+stay in the batch to its end, emitting eos. Controls, sampling and beams take the step by step
+path; a deadline is checked before and after the loop.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from torch.export import Dim
 
 from aiayn.config import ModelConfig
 from aiayn.decode.compile_cache import LARGEST
-from aiayn.decode.rules import FORCED_EOS_SCORE
+from aiayn.decode.rules import FORCED_EOS_SCORE, block_repeats_in, block_stutter_in
 from aiayn.model import FixedKVCache, Transformer
 
 CUTS = (None, "float", "int8")  # the output layers a loop projects with (`GreedyLoop`)
@@ -78,12 +78,16 @@ class GreedyLoop(nn.Module):
         model: the model in its decoding precision.
         cut: None projects with the model's own output layer; "float" or "int8" with a
             shortlist's cut rows given to `forward` (`LoopCut`).
+        guards: (no_repeat_ngram, stutter_guard) as `DecodeConfig` has them (0: off).
     """
 
-    def __init__(self, model: Transformer, cut: str | None = None) -> None:
+    def __init__(
+        self, model: Transformer, cut: str | None = None, guards: tuple[int, int] = (0, 0)
+    ) -> None:
         super().__init__()
         self.model = model
         self.cut = cut
+        self.guards = guards
 
     def forward(
         self,
@@ -118,10 +122,10 @@ class GreedyLoop(nn.Module):
         B, C = self_k[0].shape[0], self_k[0].shape[2]
         columns = torch.arange(C, device=limit.device)[None, :]  # (1, C)
 
-        def going(t: Tensor, token: Tensor, out: Tensor, total: Tensor, done: Tensor, *kv):
+        def going(t: Tensor, token: Tensor, out: Tensor, picks: Tensor, total, done, *kv):
             return (t <= C) & ~done.all()
 
-        def body(t: Tensor, token: Tensor, out: Tensor, total: Tensor, done: Tensor, *kv):
+        def body(t: Tensor, token: Tensor, out: Tensor, picks: Tensor, total, done, *kv):
             cache = CarriedKVCache(
                 self_k=kv[:N],
                 self_v=kv[N:],
@@ -134,15 +138,42 @@ class GreedyLoop(nn.Module):
             assert states is not None
             logits = self.project(states[:, 0], weight, scale, bias)  # (B, V')
             log_probs = torch.log_softmax(logits.masked_fill(~own, -torch.inf), -1, torch.float32)
-            best, picked = choose(log_probs, t, limit, min_len, vocab == eos)  # (B,), (B,)
+            scores = self.rules(log_probs, t, picks, limit, min_len, vocab == eos)  # (B, V')
+            best = scores.argmax(-1)  # (B,)
             token = vocab[best].masked_fill(done, eos)  # (B,)
+            picked = log_probs.gather(1, best[:, None])[:, 0].clamp(min=FORCED_EOS_SCORE)
             total = total + picked.masked_fill(done, 0.0)
-            out = torch.where(columns == t - 1, token[:, None], out)  # (B, C)
+            now = columns == t - 1  # (1, C)
+            out, picks = (
+                torch.where(now, token[:, None], out),
+                torch.where(now, best[:, None], picks),
+            )
             new_kv = [cache.new_k[i] for i in range(N)] + [cache.new_v[i] for i in range(N)]
-            return (t + 1, token, out, total, done | (token == eos), *new_kv)
+            return (t + 1, token, out, picks, total, done | (token == eos), *new_kv)
 
         start = first_state(self.model.cfg, B, C, limit.device)
-        return tuple(while_loop(going, body, (*start, *self_k, *self_v))[2:4])
+        found = while_loop(going, body, (*start, *self_k, *self_v))
+        return found[2], found[4]
+
+    def rules(
+        self,
+        log_probs: Tensor,
+        t: Tensor,
+        picks: Tensor,
+        limit: Tensor,
+        min_len: Tensor,
+        is_eos: Tensor,
+    ) -> Tensor:
+        """(B, V') log-probabilities at step t -> (B, V') scores as `token_by_token` applies
+        the rules: eos barred up to min_len, forced at the limit (`rules.apply_rules`), then
+        the guards over `picks`, (B, C) the pieces chosen so far as indices into `vocab`
+        (the same pieces repeat as the same indices)."""
+        scores = log_probs.masked_fill(is_eos & (t <= min_len), -torch.inf)  # (B, V')
+        forced = torch.where(is_eos, scores.clamp(min=FORCED_EOS_SCORE), -torch.inf)
+        scores = torch.where((limit <= t)[:, None], forced, scores)  # (B, V')
+        no_repeat_ngram, stutter_guard = self.guards
+        scores = block_repeats_in(scores, picks, t, no_repeat_ngram)
+        return block_stutter_in(scores, picks, t, stutter_guard)
 
     def project(self, states: Tensor, weight: Tensor, scale: Tensor, bias: Tensor) -> Tensor:
         """(B, D) decoder states -> (B, V') logits over `vocab` (as `CutLayer` makes them)."""
@@ -153,26 +184,14 @@ class GreedyLoop(nn.Module):
         return F.linear(states.to(weight.dtype), weight, bias)
 
 
-def choose(
-    log_probs: Tensor, t: Tensor, limit: Tensor, min_len: Tensor, is_eos: Tensor
-) -> tuple[Tensor, Tensor]:
-    """Greedy's choice at step t under `rules.apply_rules`: (B, V') log-probabilities ->
-    (B,) the index of the best allowed piece and (B,) its log-probability, at least
-    FORCED_EOS_SCORE (an eos the limit forced)."""
-    scores = log_probs.masked_fill(is_eos & (t <= min_len), -torch.inf)  # (B, V')
-    forced = torch.where(is_eos, scores.clamp(min=FORCED_EOS_SCORE), -torch.inf)
-    scores = torch.where((limit <= t)[:, None], forced, scores)  # (B, V')
-    best = scores.argmax(-1)  # (B,)
-    return best, log_probs.gather(1, best[:, None])[:, 0].clamp(min=FORCED_EOS_SCORE)
-
-
 def first_state(cfg: ModelConfig, B: int, C: int, device: torch.device) -> tuple[Tensor, ...]:
-    """The loop's state before step 1: t, the (B,) bos tokens, the (B, C) padded outputs, the
-    (B,) scores and the (B,) finished rows."""
+    """The loop's state before step 1: t, the (B,) bos tokens, the (B, C) padded outputs and
+    their (B, C) indices into the vocab, the (B,) scores and the (B,) finished rows."""
     return (
         torch.ones((), dtype=torch.long, device=device),
         torch.full((B,), cfg.bos_id, dtype=torch.long, device=device),
         torch.full((B, C), cfg.pad_id, dtype=torch.long, device=device),
+        torch.zeros(B, C, dtype=torch.long, device=device),
         torch.zeros(B, dtype=torch.float32, device=device),
         torch.zeros(B, dtype=torch.bool, device=device),
     )

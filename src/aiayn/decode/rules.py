@@ -13,6 +13,7 @@ import math
 import time
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor
 
 # The score given to an eos the model deems impossible (-inf) where the limit forces it: finite,
@@ -105,6 +106,45 @@ def block_stutter(scores: Tensor, outputs: Tensor, copies: int) -> Tensor:
             break
         tail = outputs[:, outputs.shape[1] - w :]  # (R, w)
         periodic = (tail[:, L:] == tail[:, :-L]).all(dim=1)  # (R,) the same unit throughout
+        banned = torch.where(periodic, -math.inf, math.inf).to(scores.dtype)  # (R,)
+        scores = scores.scatter_reduce(1, tail[:, L - 1 : L], banned[:, None], reduce="amin")
+    return scores
+
+
+# -- the same guards on a fixed-shape buffer (a compiled loop: `decode.greedy_loop`) ------------
+
+
+def block_repeats_in(scores: Tensor, outputs: Tensor, t: Tensor, n: int) -> Tensor:
+    """`block_repeats` where the outputs so far are the first t - 1 columns of a fixed (R, C)
+    buffer (t a 0-dim tensor, step t being chosen): the same bans, with shapes that do not
+    change from step to step."""
+    if n < 1:
+        return scores
+    R, C = outputs.shape
+    columns = torch.arange(C + n, device=outputs.device)  # (C + n,)
+    padded = F.pad(outputs, (0, n))  # (R, C + n): a window of n fits however short C is
+    if n == 1:  # no token twice
+        banned = torch.where(columns[None, :C] < t - 1, -math.inf, math.inf)  # (1, C)
+        return scores.scatter_reduce(1, outputs, banned.expand(R, C).to(scores.dtype), "amin")
+    grams = padded.unfold(1, n, 1)  # (R, W, n): every window, W = C + 1
+    last = padded.gather(1, (t - n + columns[: n - 1]).clamp(min=0)[None].expand(R, n - 1))
+    seen = (grams[:, :, :-1] == last[:, None, :]).all(dim=-1)  # (R, W): the same n - 1 before
+    seen = seen & (columns[None, : grams.shape[1]] <= t - 1 - n)  # windows within t - 1
+    banned = torch.where(seen, -math.inf, math.inf).to(scores.dtype)  # (R, W)
+    return scores.scatter_reduce(1, grams[:, :, -1], banned, reduce="amin")
+
+
+def block_stutter_in(scores: Tensor, outputs: Tensor, t: Tensor, copies: int) -> Tensor:
+    """`block_stutter` where the outputs so far are the first t - 1 columns of a fixed (R, C)
+    buffer (see `block_repeats_in`)."""
+    if copies < 1:
+        return scores
+    R = outputs.shape[0]
+    for L in range(1, STUTTER_UNIT + 1):
+        w = L * copies + L - 1  # the run so far: `copies` units and the next one but its last
+        at = (t - 1 - w + torch.arange(w, device=outputs.device)).clamp(min=0)  # (w,)
+        tail = outputs.gather(1, at[None].expand(R, w))  # (R, w)
+        periodic = (tail[:, L:] == tail[:, :-L]).all(dim=1) & (t - 1 >= w)  # (R,)
         banned = torch.where(periodic, -math.inf, math.inf).to(scores.dtype)  # (R,)
         scores = scores.scatter_reduce(1, tail[:, L - 1 : L], banned[:, None], reduce="amin")
     return scores

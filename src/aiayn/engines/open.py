@@ -81,7 +81,8 @@ def open_engine(model: str | Path, config: EngineConfig) -> Translator:
     shortlist = open_shortlist(directory, found, base)
     warm_up = None
     if isinstance(found, CompiledModel):  # the shortlist's steps too, where there is one
-        warm_up = functools.partial(found.warm_up, states=shortlist is not None)
+        guards = (search.no_repeat_ngram, search.stutter_guard)  # greedy's loop's, by default
+        warm_up = functools.partial(found.warm_up, states=shortlist is not None, guards=guards)
     return SearchTranslator(found, tokenizer, found, warm_up, "", search, origin, shortlist)
 
 
