@@ -9,7 +9,7 @@ import torch
 from aiayn.config import DecodeConfig
 from aiayn.decode.compiled import CompiledModel
 from aiayn.decode.greedy import greedy_decode, greedy_hypotheses, most_probable
-from aiayn.decode.greedy_loop import GreedyLoop, LoopCut
+from aiayn.decode.greedy_loop import LOOP_ROWS, GreedyLoop, LoopCut
 from aiayn.decode.rules import (
     OverBudgetError,
     block_repeats,
@@ -103,9 +103,11 @@ def test_the_guards_on_a_fixed_buffer_ban_what_the_guards_ban(n):
             )
 
 
-def test_an_uncompiled_model_or_a_server_past_its_warm_up_has_no_loop(tmp_path, on_cpu):
+def test_no_loop_uncompiled_past_a_servers_warm_up_or_for_a_large_batch(tmp_path, on_cpu):
     assert CompiledModel(tiny_model(), compile=False).loop(None) is None
     model = CompiledModel(tiny_model(), cache_dir=tmp_path)
+    many = sources(model.cfg, lengths=(3,) * (LOOP_ROWS + 1))  # more rows than a loop takes
+    assert model.greedy(many, CFG, scored=False) is None
     model.build_on_demand = False
     assert model.greedy(sources(model.cfg), CFG, scored=False) is None
     assert list(tmp_path.iterdir()) == []  # nothing was compiled
@@ -114,8 +116,8 @@ def test_an_uncompiled_model_or_a_server_past_its_warm_up_has_no_loop(tmp_path, 
 @pytest.mark.slow
 def test_the_compiled_loop_decodes_as_the_steps_and_is_kept_on_disk(tmp_path, on_cpu):
     """Compiled by AOTInductor (about 25 s a loop): in float32, greedy outputs and scores of
-    the uncompiled steps, over the whole layer and a cut, for batches it was not exported
-    with; loaded again from disk; a deadline already past stops it."""
+    the uncompiled steps, over the whole layer and a cut (with the guards), for batches it
+    was not exported with; loaded again from disk; a deadline already past stops it."""
     base = tiny_model()
     perturb_vectors(base)
     reference = CompiledModel(copy.deepcopy(base), compile=False)
@@ -125,11 +127,15 @@ def test_the_compiled_loop_decodes_as_the_steps_and_is_kept_on_disk(tmp_path, on
         assert [h[0].tokens for h in ours] == [h[0].tokens for h in theirs]
         assert [h[0].score for h in ours] == pytest.approx([h[0].score for h in theirs], 1e-4)
     src = sources(model.cfg)
-    assert greedy_decode(shortlisted(model), src, CFG) == greedy_decode(
-        shortlisted(reference), src, CFG
+    guarded = CFG.replace(no_repeat_ngram=2, stutter_guard=2)
+    assert greedy_decode(shortlisted(model), src, guarded) == greedy_decode(
+        shortlisted(reference), src, guarded
     )
-    assert set(model._loops) == {None, "float"}
-    assert sorted(p.name[:10] for p in tmp_path.iterdir()) == ["loop-float", "loop-full-"]
+    assert set(model._loops) == {(None, (0, 0)), ("float", (2, 2))}
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert [n.split("-")[:4] for n in names] == [
+        ["loop", k, "fp32", g] for k, g in (("float", "r2s2"), ("full", "r0s0"))
+    ]
     stamps = {p: p.stat().st_mtime_ns for p in tmp_path.iterdir()}
     again = CompiledModel(copy.deepcopy(base), cache_dir=tmp_path)
     assert greedy_decode(again, src, CFG) == greedy_decode(reference, src, CFG)

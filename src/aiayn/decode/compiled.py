@@ -18,7 +18,7 @@ in plain greedy decoding, which compiles the whole search as one loop (`greedy`,
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,96 +27,22 @@ from torch import Tensor, nn
 
 from aiayn.config import DecodeConfig
 from aiayn.decode.compile_cache import compile_module, compile_step, default_cache_dir, step_digest
-from aiayn.decode.greedy_loop import GreedyLoop, LoopCut, full_inputs, loop_example, loop_shapes
+from aiayn.decode.greedy_loop import (
+    LOOP_ROWS,
+    GreedyLoop,
+    LoopCut,
+    full_inputs,
+    loop_example,
+    loop_shapes,
+)
 from aiayn.decode.precision import Int8Linear, for_decoding, int8_encoder
 from aiayn.decode.protocols import DecodingModel
 from aiayn.decode.rules import check_deadline, max_lengths
+from aiayn.decode.step_cache import StepCache
 from aiayn.decode.token_by_token import Walked, strip
 from aiayn.model import AttentionMaps, Encoded, FixedKVCache, KVCache, Transformer
 from aiayn.model.cache import empty_self_kv
 from aiayn.model.outputs import Decoded
-
-
-@dataclass(frozen=True)
-class StepCache:
-    """The cache `CompiledModel` decodes on: `FixedKVCache`'s tensors and the step count.
-
-    With a beam, a reorder only changes `history`, the table of which row holds each position
-    of each row's past (see `FixedKVCache`); dropping rows (finished sentences) makes smaller
-    buffers holding the kept rows' P filled positions.
-    """
-
-    self_k: tuple[Tensor, ...]  # per layer (B, H, C, Dh), zero-filled; positions < P filled
-    self_v: tuple[Tensor, ...]  # per layer (B, H, C, Dh)
-    cross_k: Tensor  # (N, B / group, H, S, Dh): stacked, so the step takes few tensors
-    cross_v: Tensor  # (N, B / group, H, S, Dh)
-    src_mask: Tensor  # (B / group, 1, 1, S), True = real source token
-    group: int = 1  # hypotheses per source
-    length: int = 0  # P, the target steps decoded
-    history: Tensor | None = None  # (B, C) long, with a beam: the row holding each step
-
-    @property
-    def batch_size(self) -> int:
-        return self.self_k[0].shape[0]
-
-    @property
-    def capacity(self) -> int:
-        return self.self_k[0].shape[2]
-
-    def expand(self, group: int) -> StepCache:
-        """Room for `group` hypotheses per source (a beam), before the first step."""
-        if self.group != 1 or self.length:
-            raise ValueError("expand a cache once, before the first step")
-        return self._take(torch.arange(self.batch_size).repeat_interleave(group), group=group)
-
-    def written(self) -> StepCache:
-        """The cache after a step: each row's step P is in its own buffers."""
-        if self.history is not None:
-            self.history[:, self.length] = torch.arange(self.batch_size, device=self.history.device)
-        return replace(self, length=self.length + 1)
-
-    def reorder(self, indices: Tensor, sources: Tensor | None = None) -> StepCache:
-        """As `KVCache.reorder`: the rows become `indices` of the current ones (with `group` >
-        1, `sources` names the sources kept; None when the beams only moved within theirs)."""
-        indices = indices.to(self.src_mask.device)
-        if self.history is not None and sources is None:  # the same sources: a new table
-            return replace(self, history=self.history.index_select(0, indices))
-        cache = self._take(indices)
-        kept = indices if self.group == 1 else sources
-        assert kept is not None
-        kept = kept.to(self.src_mask.device)
-        return replace(
-            cache,
-            cross_k=self.cross_k.index_select(1, kept),
-            cross_v=self.cross_v.index_select(1, kept),
-            src_mask=self.src_mask.index_select(0, kept),
-        )
-
-    def _take(self, rows: Tensor, group: int | None = None) -> StepCache:
-        """New zero-filled buffers holding the given rows' P filled positions, each row's past
-        in its own buffers (gathered through `history`, if any)."""
-        rows = rows.to(self.src_mask.device)
-        P, C, B = self.length, self.capacity, len(rows)
-        positions = torch.arange(P, device=rows.device)  # (P,)
-        if self.history is not None:
-            past = self.history.index_select(0, rows)[:, :P]  # (B', P)
-        else:
-            past = rows[:, None].expand(B, P)
-
-        def take(buffers: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
-            new = empty_self_kv(buffers[0], len(buffers), C, B, zeros=True)
-            for old, fresh in zip(buffers, new, strict=True):
-                if P:
-                    fresh[:, :, :P] = old[past, :, positions].transpose(1, 2)  # (B', H, P, Dh)
-            return new
-
-        group = self.group if group is None else group
-        history = None  # each row's past is now in its own buffers
-        if group > 1:
-            history = torch.arange(B, device=rows.device)[:, None].expand(B, C).contiguous()
-        return replace(
-            self, self_k=take(self.self_k), self_v=take(self.self_v), group=group, history=history
-        )
 
 
 class DecoderStep(nn.Module):
@@ -341,8 +267,11 @@ class CompiledModel:
     ) -> Walked | None:
         """`token_by_token(self, src, most_probable, cfg, scored)`'s outputs from one compiled
         call (`GreedyLoop`), over the whole output layer or `cut`; None where there is no loop
-        (`loop`). cfg's length limits, min_len and guards hold; its deadline is checked before
-        and after (the loop is at most its length limit's steps)."""
+        (`loop`) or where src has more than `LOOP_ROWS` sentences. cfg's length limits, min_len
+        and guards hold; its deadline is checked before and after (the loop is at most its
+        length limit's steps)."""
+        if len(src) > LOOP_ROWS:
+            return None
         run = self.loop(None if cut is None else cut.kind, (cfg.no_repeat_ngram, cfg.stutter_guard))
         if run is None:
             return None

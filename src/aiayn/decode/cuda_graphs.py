@@ -5,7 +5,7 @@ launching them from Python, not in running them (the GPU report: 126-247 target 
 beam 4 on an H100). A CUDA graph records the step's kernels once and launches them all with one
 call. A graph replays on the tensors it was recorded with, so everything the step reads lives
 in buffers that never move (`StaticStep`): the fixed cache of the compiled CPU path
-(`decode.compiled.StepCache`, `DecoderStep`: keys and values written in place at a position
+(`decode.step_cache.StepCache`, `DecoderStep`: keys and values written in place at a position
 held in a tensor), with the source length and the cache's capacity padded up to a multiple of
 `PAD_MULTIPLE` (padded source positions are masked), so that one recording serves every source
 of a few lengths.
@@ -28,8 +28,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from aiayn.decode.compiled import DecoderStep, StepCache
+from aiayn.decode.compiled import DecoderStep
 from aiayn.decode.protocols import DecodingModel
+from aiayn.decode.step_cache import StepCache
 from aiayn.model import Encoded, Transformer
 from aiayn.model.cache import empty_self_kv
 from aiayn.model.outputs import Decoded
