@@ -31,12 +31,11 @@ from aiayn.decode.compile_cache import LARGEST
 from aiayn.decode.rules import FORCED_EOS_SCORE, block_repeats_in, block_stutter_in
 from aiayn.model import FixedKVCache, Transformer
 
-CUTS = (None, "float", "int8")
 # The most sentences a loop decodes at once: its rows that finish stay to the batch's end, where
 # the step by step search drops them, so past a few rows the steps win (the student of
 # benchmarks' student section, one thread, pieces/s loop against steps: 5,040 / 3,298 at 1,
 # 5,899 / 5,223 at 4, 5,309 / 5,886 at 8, 3,244 / 5,418 at 32)
-LOOP_ROWS = 4  # the output layers a loop projects with (`GreedyLoop`)
+LOOP_ROWS = 4
 
 
 @dataclass(frozen=True)
