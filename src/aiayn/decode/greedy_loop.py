@@ -116,7 +116,7 @@ class GreedyLoop(nn.Module):
             limit: (B,) long, each row's last allowed step (eos is forced there).
             min_len: (1,) long, eos is barred up to this step.
             vocab: (V',) ascending piece ids the output layer scores (all V without a cut).
-            own: (B, V') bool, the pieces of `vocab` each row may emit.
+            own: (B, V') bool, the pieces of `vocab` each row may emit (with a cut).
             weight, scale, bias: the cut's (V', D) rows, (V',) int8 scales, (V',) bias.
 
         Returns:
@@ -136,7 +136,9 @@ class GreedyLoop(nn.Module):
             states = self.model.decode_states(token[:, None], cache=cache).states  # (B, 1, D)
             assert states is not None
             logits = self.project(states[:, 0], weight, scale, bias)  # (B, V')
-            log_probs = torch.log_softmax(logits.masked_fill(~own, -torch.inf), -1, torch.float32)
+            if self.cut is not None:  # the whole layer: every row may emit every piece
+                logits = logits.masked_fill(~own, -torch.inf)
+            log_probs = torch.log_softmax(logits, -1, torch.float32)  # (B, V')
             scores = self.rules(log_probs, t, picks, limit, min_len, vocab == eos)  # (B, V')
             best = scores.argmax(-1)  # (B,)
             token = vocab[best].masked_fill(done, eos)  # (B,)
@@ -195,11 +197,11 @@ def first_state(cfg: ModelConfig, B: int, C: int, device: torch.device) -> tuple
 
 
 def full_inputs(model: Transformer, rows: int) -> tuple[Tensor, ...]:
-    """`GreedyLoop.forward`'s vocab, own, weight, scale, bias without a cut: every piece."""
+    """`GreedyLoop.forward`'s vocab, own, weight, scale, bias without a cut: every piece, and
+    the rest empty (unread: every row may emit every piece of the model's own layer)."""
     device = model.src_embed.weight.device
-    V, empty = model.cfg.vocab_size, torch.empty(0, device=device)
-    vocab = torch.arange(V, device=device)
-    return (vocab, torch.ones(rows, V, dtype=torch.bool, device=device), empty, empty, empty)
+    empty, vocab = torch.empty(0, device=device), torch.arange(model.cfg.vocab_size, device=device)
+    return (vocab, torch.ones(rows, 0, dtype=torch.bool, device=device), empty, empty, empty)
 
 
 def loop_example(loop: GreedyLoop) -> tuple[Any, ...]:
