@@ -18,6 +18,7 @@ The recipes (RECIPES), each a `prepare` vocabulary and a `train` setting over `-
   vocabulary (prepare's default for the size, `default_vocab_size`), the paper's dropout and
   smoothing;
 - `small-data + sampling`: the same with subword sampling (`subword_sampling=0.1`);
+- `small batches`: small-data's batches over the current vocabulary (which of the two helps);
 - `small-data + regularisers` (`+ sampling`): Sennrich & Zhang (2019)'s remedies on top: dropout
   0.3, attention and activation dropout 0.1, word dropout 0.1, label smoothing 0.2.
 Three seeds (`train --set seed`) at the two smallest sizes, one above. Every run stops after
@@ -68,6 +69,7 @@ RECIPES: dict[str, list[str]] = {  # name -> train's --set items
     "current": ["max_tokens=4096"],  # named: train now picks 1,024 for few pairs
     "small-data": SMALL_BATCHES,
     "small-data + sampling": [*SMALL_BATCHES, *SAMPLING],
+    "small batches": SMALL_BATCHES,  # over CURRENT_VOCABULARY
     "small-data + regularisers": [*SMALL_BATCHES, *REGULARISERS],
     "small-data + regularisers + sampling": [*SMALL_BATCHES, *REGULARISERS, *SAMPLING],
 }
@@ -112,7 +114,8 @@ def prepared(a: argparse.Namespace, kind: str, size: str, recipe: str) -> Path:
     """The data directory of one (kind, size, vocabulary), made once."""
     found = splits(a, kind)
     train = sample(found["train"], size)
-    pieces = CURRENT_VOCABULARY if recipe == "current" else default_vocab_size(len(train))
+    current = recipe in ("current", "small batches")
+    pieces = CURRENT_VOCABULARY if current else default_vocab_size(len(train))
     vocab = ["--vocab-size", str(pieces)]
     data = a.work / f"data-{kind}-{size}-v{pieces}"
     if not (data / "meta.json").is_file():
