@@ -69,13 +69,14 @@ RECIPES: dict[str, list[str]] = {  # name -> train's --set items
     "current": ["max_tokens=4096"],  # named: train now picks 1,024 for few pairs
     "small-data": SMALL_BATCHES,
     "small-data + sampling": [*SMALL_BATCHES, *SAMPLING],
-    "small batches": SMALL_BATCHES,  # over CURRENT_VOCABULARY
+    "small batches": SMALL_BATCHES,  # over CURRENT_VOCABULARY (ON_CURRENT_VOCABULARY)
     "small-data + regularisers": [*SMALL_BATCHES, *REGULARISERS],
     "small-data + regularisers + sampling": [*SMALL_BATCHES, *REGULARISERS, *SAMPLING],
 }
 
 
 CURRENT_VOCABULARY = 8_000  # prepare's default below 50,000 pairs before issue 56
+ON_CURRENT_VOCABULARY = {"current", "small batches"}  # the rest: `default_vocab_size`
 
 
 def splits(a: argparse.Namespace, kind: str) -> dict[str, list[str]]:
@@ -114,8 +115,9 @@ def prepared(a: argparse.Namespace, kind: str, size: str, recipe: str) -> Path:
     """The data directory of one (kind, size, vocabulary), made once."""
     found = splits(a, kind)
     train = sample(found["train"], size)
-    current = recipe in ("current", "small batches")
-    pieces = CURRENT_VOCABULARY if current else default_vocab_size(len(train))
+    pieces = (
+        CURRENT_VOCABULARY if recipe in ON_CURRENT_VOCABULARY else default_vocab_size(len(train))
+    )
     vocab = ["--vocab-size", str(pieces)]
     data = a.work / f"data-{kind}-{size}-v{pieces}"
     if not (data / "meta.json").is_file():
