@@ -1,5 +1,5 @@
 """A learning curve: training recipes against corpus size and kind at equal minutes; test BLEU
-and chrF. Issue 56's table, the evidence a small-data recipe is chosen on.
+and chrF. Issue 56's table: the evidence on which no small-data recipe is chosen by default.
 
     .venv/bin/python benchmarks/learning_curve.py --work WORK [--kinds bible gettext] \
         [--sizes 2000 5000 15000 full] [--minutes 15] [--precision fp32] [--json FILE]
@@ -12,11 +12,11 @@ not independent draws); validation and test are the kind's own at every size, on
 
 The recipes (RECIPES), each a `prepare` vocabulary and a `train` setting over `--preset small
 --recipe short`:
-- `current`: what a user got before issue 56 (prepare's vocabulary for the size then: 8,000
-  below 50,000 pairs; 4,096-token batches);
+- `current`: what a user gets (prepare's vocabulary for the size: 8,000 below 50,000 pairs;
+  `short`'s 4,096-token batches), the default before and after issue 56;
 - `small-data`: smaller batches (1,024 tokens: more updates from few pairs) and a smaller
-  vocabulary (prepare's default for the size, `default_vocab_size`), the paper's dropout and
-  smoothing;
+  vocabulary (`small_data_vocabulary`: the default for few pairs from 2026-11-30 to 12-02), the
+  paper's dropout and smoothing;
 - `small-data + sampling`: the same with subword sampling (`subword_sampling=0.1`);
 - `small batches`: small-data's batches over the current vocabulary (which of the two helps);
 - `small-data + regularisers` (`+ sampling`): Sennrich & Zhang (2019)'s remedies on top: dropout
@@ -24,6 +24,12 @@ The recipes (RECIPES), each a `prepare` vocabulary and a `train` setting over `-
 Three seeds (`train --set seed`) at the two smallest sizes, one above. Every run stops after
 `--minutes` of wall clock (`--max-minutes`; no search tuned at the close, one search for all:
 harness/cells.py) and is scored on the test split.
+
+`--tokens N` sets each run's work instead of its minutes: N target tokens of batches (`max_steps`
+= N / the recipe's `max_tokens`), the same on every machine, so that cells run on different CPUs
+compare (`--minutes` is then only a cap). The `short` recipe's 1,000 updates of 4,096 tokens are
+4,096,000; a recipe of smaller batches validates, saves and averages over the same tokens (its
+`valid_every` and `save_every` scaled by the batches' ratio).
 
 Cells are run directories under WORK: a finished one is kept with its scores, and its row is
 written to `--json` as soon as it is scored. A row kept there is not run again while its recipe,
@@ -49,7 +55,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: harness/
 
-from aiayn.data.prepare.bpe import default_vocab_size
+from aiayn.config import RECIPES as TRAIN_RECIPES
 from aiayn.files import atomic_write
 from harness.cells import SEARCH, aiayn, cpu_of, logged, scored, spread, trained_for
 
@@ -75,8 +81,13 @@ RECIPES: dict[str, list[str]] = {  # name -> train's --set items
 }
 
 
-CURRENT_VOCABULARY = 8_000  # prepare's default below 50,000 pairs before issue 56
-ON_CURRENT_VOCABULARY = {"current", "small batches"}  # the rest: `default_vocab_size`
+CURRENT_VOCABULARY = 8_000  # prepare's default below 50,000 pairs
+ON_CURRENT_VOCABULARY = {"current", "small batches"}  # the rest: `small_data_vocabulary`
+
+
+def small_data_vocabulary(pairs: int) -> int:
+    """The small-data recipe's pieces (Sennrich & Zhang 2019: fewer merges for less text)."""
+    return 2_000 if pairs <= 5_000 else 4_000 if pairs <= 15_000 else CURRENT_VOCABULARY
 
 
 def splits(a: argparse.Namespace, kind: str) -> dict[str, list[str]]:
@@ -116,7 +127,7 @@ def prepared(a: argparse.Namespace, kind: str, size: str, recipe: str) -> Path:
     found = splits(a, kind)
     train = sample(found["train"], size)
     pieces = (
-        CURRENT_VOCABULARY if recipe in ON_CURRENT_VOCABULARY else default_vocab_size(len(train))
+        CURRENT_VOCABULARY if recipe in ON_CURRENT_VOCABULARY else small_data_vocabulary(len(train))
     )
     vocab = ["--vocab-size", str(pieces)]
     data = a.work / f"data-{kind}-{size}-v{pieces}"
@@ -142,8 +153,9 @@ def cell(a: argparse.Namespace, kind: str, size: str, recipe: str, seed: int, ma
     `made_of`."""
     data = prepared(a, kind, size, recipe)
     name = f"{kind}-{size}-{recipe.replace(' + ', '-').replace(' ', '-')}-seed{seed}"
+    name += "" if a.tokens is None else f"-{a.tokens}t"
     args = ["--data", str(data), "--preset", "small", "--recipe", "short"]
-    sets = (f"seed={seed}", f"max_steps={UNBOUNDED}", *RECIPES[recipe])
+    sets = (f"seed={seed}", *work(a.tokens, recipe), *RECIPES[recipe])
     run = trained_for(a.work / name, a.minutes, a.precision, args, sets)
     steps = max(int(c.name.split("_")[1]) for c in (run / "checkpoints").glob("step_*"))
     row = {"kind": kind, "size": size, "recipe": recipe, "seed": seed, "steps": steps}
@@ -155,9 +167,25 @@ def cell(a: argparse.Namespace, kind: str, size: str, recipe: str, seed: int, ma
     }
 
 
+def work(tokens: int | None, recipe: str) -> list[str]:
+    """train's --set items that bound a run: its steps lifted (the minutes stop it), or the steps
+    that make `tokens` of the recipe's batches, with `short`'s bookkeeping over the same tokens."""
+    if tokens is None:
+        return [f"max_steps={UNBOUNDED}"]
+    short = TRAIN_RECIPES["short"]
+    batch = dict(s.split("=") for s in RECIPES[recipe])["max_tokens"]
+    ratio = short.max_tokens // int(batch)
+    return [
+        f"max_steps={tokens // int(batch)}",
+        f"valid_every={short.valid_every * ratio}",
+        f"save_every={short.save_every * ratio}",
+    ]
+
+
 def made_of(a: argparse.Namespace, kind: str, size: str, recipe: str) -> dict:
-    """What a cell's row must match to be kept: its recipe's settings, minutes and corpus."""
-    return {"sets": RECIPES[recipe], "minutes": a.minutes, "corpus": digest(a, kind, size)}
+    """What a cell's row must match to be kept: its recipe's settings, budget and corpus."""
+    budget = {"minutes": a.minutes} if a.tokens is None else {"tokens": a.tokens}
+    return {"sets": RECIPES[recipe], **budget, "corpus": digest(a, kind, size)}
 
 
 def same_cell(row: dict, kind: str, size: str, recipe: str, seed: int) -> bool:
@@ -206,7 +234,10 @@ def main() -> None:
     p.add_argument("--sizes", nargs="+", choices=SIZES, default=list(SIZES))
     p.add_argument("--recipes", nargs="+", choices=RECIPES, default=list(RECIPES))
     p.add_argument("--seeds", nargs="+", type=int, choices=(1, 2, 3), help="run only these now")
-    p.add_argument("--minutes", type=float, default=15.0, help="each run's training")
+    p.add_argument(
+        "--minutes", type=float, default=15.0, help="each run's training (with --tokens: a cap)"
+    )
+    p.add_argument("--tokens", type=int, help="each run's training in target tokens of batches")
     p.add_argument("--precision", help="passed to train (fp32 where the CPU has no bf16)")
     p.add_argument("--json", type=Path, help="also write the rows here")
     a = p.parse_args()
@@ -225,7 +256,8 @@ def main() -> None:
                     rows.append(cell(a, kind, size, recipe, seed, made))
                     print(json.dumps(rows[-1]), flush=True)
                     keep(a.json, rows)
-    print(f"{datetime.date.today().isoformat()}; test BLEU / chrF, {SEARCH}, {a.minutes:g} min")
+    budget = f"{a.minutes:g} min" if a.tokens is None else f"{a.tokens:,} tokens"
+    print(f"{datetime.date.today().isoformat()}; test BLEU / chrF, {SEARCH}, {budget}")
     print("\n".join(table(rows)))
 
 
