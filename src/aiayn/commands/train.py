@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aiayn.config import PRECISIONS, PRESETS, RECIPES
-from aiayn.config.train import SMALL_DATA_MAX_TOKENS, SMALL_DATA_PAIRS
 from aiayn.train.metrics import forget_metrics_after
 
 DEFAULT_PRESET = "small"
@@ -73,9 +72,7 @@ def add(commands) -> None:
     p.add_argument(
         "--max-tokens",
         type=int,
-        help=f"token budget of one batch, per process (default: the recipe's; "
-        f"{SMALL_DATA_MAX_TOKENS:,} for a new run on at most {SMALL_DATA_PAIRS:,} training "
-        "pairs, the small-data recipe)",
+        help="token budget of one batch, per process (default: the recipe's)",
     )
     p.add_argument("--update-freq", type=int, help="batches accumulated per update")
     p.add_argument("--precision", choices=PRECISIONS)
@@ -217,9 +214,8 @@ def asked_for(
 ) -> tuple[ModelConfig, TrainConfig, list[str]]:
     """The (model, training) settings the command line gives for a new run on `data` on
     `device`: the preset's model, or with --init MODEL's; and the lines to print where the
-    training split's size (the small-data recipe) or the device (precision) changed the
-    recipe."""
-    from aiayn.config import for_corpus, preset, recipe
+    layers kept of MODEL's or the device (precision) changed what was asked."""
+    from aiayn.config import preset, recipe
     from aiayn.config.overrides import apply_overrides
     from aiayn.train.finetune import kept_note, settings_from
     from aiayn.train.precision import precision_for
@@ -230,10 +226,7 @@ def asked_for(
         model = preset(args.preset or DEFAULT_PRESET, vocab_size=data.meta.vocab_size)
         model, train = apply_overrides(model, recipe(args.recipe), overrides)
     named = {item.partition("=")[0] for item in overrides}  # as --set reads them
-    if init is None:  # a fine-tuning run keeps its recipe's batches (not measured for it)
-        train, first_note = for_corpus(train, data.meta.sizes["train"], named)
-    else:  # it names the layers it keeps of MODEL's, where it keeps fewer
-        first_note = kept_note(init, model)
+    first_note = None if init is None else kept_note(init, model)  # where it keeps fewer layers
     train, precision_note = precision_for(train, device, "precision" in named)
     return model, train, [n for n in (first_note, precision_note) if n is not None]
 

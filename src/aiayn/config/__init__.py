@@ -23,7 +23,7 @@ from aiayn.config.decode import (
     TooLongPolicy,
 )
 from aiayn.config.model import ACTIVATIONS, PRESETS, Activation, ModelConfig, preset
-from aiayn.config.train import PRECISIONS, RECIPES, Precision, TrainConfig, for_corpus, recipe
+from aiayn.config.train import PRECISIONS, RECIPES, Precision, TrainConfig, recipe
 
 __all__ = [
     "ACTIVATIONS",
@@ -49,7 +49,6 @@ __all__ = [
     "StopRule",
     "TooLongPolicy",
     "TrainConfig",
-    "for_corpus",
     "preset",
     "recipe",
 ]

@@ -20,14 +20,10 @@ from aiayn.layout import TOKENIZER_FILE
 
 
 def default_vocab_size(n_train_pairs: int) -> int:
-    """A vocabulary that suits the corpus: small corpora cannot fill (or learn) a large one.
-    Below 50,000 pairs, the small-data recipe's (Sennrich & Zhang 2019: fewer merges for less
-    text), with its batches (`config.train.for_corpus`) +6.8 test BLEU on 5,000 pairs (issue 56's
-    learning curve, benchmarks/README.md)."""
-    if n_train_pairs <= 5_000:
-        return 2_000
-    if n_train_pairs <= 15_000:
-        return 4_000
+    """A vocabulary that suits the corpus: small corpora cannot fill (or learn) a large one. No
+    fewer than 8,000 pieces: 2,000 lost about 2.5 test BLEU on 2,000 Bible verses (issue 56's
+    learning curve, benchmarks/README.md), though Sennrich & Zhang (2019) found fewer merges
+    better for little text at convergence."""
     if n_train_pairs < 50_000:
         return 8_000
     if n_train_pairs < 500_000:
