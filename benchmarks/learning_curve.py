@@ -1,8 +1,8 @@
-"""A learning curve: training recipes against corpus size and kind at equal minutes; test BLEU
-and chrF. Issue 56's table: the evidence on which no small-data recipe is chosen by default.
+"""A learning curve: training recipes against corpus size and kind at equal minutes or equal
+work; test BLEU and chrF. Issue 56's tables: why no small-data recipe is chosen by default.
 
     .venv/bin/python benchmarks/learning_curve.py --work WORK [--kinds bible gettext] \
-        [--sizes 2000 5000 15000 full] [--minutes 15] [--precision fp32] [--json FILE]
+        [--sizes 2000 5000 15000 full] [--minutes 15 | --tokens N] [--precision fp32] [--json FILE]
 
 The corpora, made once under WORK: the default corpus (the Bible, World English Bible ->
 Elberfelder 1932, as `aiayn prepare` splits it by chapter) and software messages
@@ -33,13 +33,13 @@ compare (`--minutes` is then only a cap). The `short` recipe's 1,000 updates of 
 
 Cells are run directories under WORK: a finished one is kept with its scores, and its row is
 written to `--json` as soon as it is scored. A row kept there is not run again while its recipe,
-corpus and minutes are the same (`corpus`: a digest of the train, valid and test pairs), so the
-table fills across sessions and machines, the work directory lost or not (`--kinds`, `--sizes`,
-`--recipes` and `--seeds` choose what runs now); a cell cut off is trained again from nothing, as
-its minutes are wall clock. Every run is stopped by the minutes (`short`'s 1,000 steps lifted).
-Within a (kind, size) block the recipes take turns seed by seed. Minutes are comparable only on
-one CPU: each cell records its CPU, and the table marks a block whose cells ran on different ones.
-Run it alone.
+corpus and budget (minutes or tokens) are the same (`corpus`: a digest of the train, valid and
+test pairs), so the table fills across sessions and machines, the work directory lost or not
+(`--kinds`, `--sizes`, `--recipes` and `--seeds` choose what runs now); a cell cut off is trained
+again from nothing, as its minutes are wall clock. Without `--tokens` every run is stopped by the
+minutes (`short`'s 1,000 steps lifted). Within a (kind, size) block the recipes take turns seed
+by seed. Minutes are comparable only on one CPU: each cell records its CPU, and the table marks a
+block whose cells ran on different ones. Run it alone.
 """
 
 from __future__ import annotations
