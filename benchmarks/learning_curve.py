@@ -72,7 +72,7 @@ REGULARISERS = [
 ]
 SAMPLING = ["subword_sampling=0.1"]
 RECIPES: dict[str, list[str]] = {  # name -> train's --set items
-    "current": ["max_tokens=4096"],  # named: train now picks 1,024 for few pairs
+    "current": ["max_tokens=4096"],  # short's own, named so that every recipe names its batches
     "small-data": SMALL_BATCHES,
     "small-data + sampling": [*SMALL_BATCHES, *SAMPLING],
     "small batches": SMALL_BATCHES,  # over CURRENT_VOCABULARY (ON_CURRENT_VOCABULARY)
@@ -173,10 +173,10 @@ def work(tokens: int | None, recipe: str) -> list[str]:
     if tokens is None:
         return [f"max_steps={UNBOUNDED}"]
     short = TRAIN_RECIPES["short"]
-    batch = dict(s.split("=") for s in RECIPES[recipe])["max_tokens"]
-    ratio = short.max_tokens // int(batch)
+    batch = int(dict(s.split("=") for s in RECIPES[recipe])["max_tokens"])
+    ratio = short.max_tokens // batch
     return [
-        f"max_steps={tokens // int(batch)}",
+        f"max_steps={tokens // batch}",
         f"valid_every={short.valid_every * ratio}",
         f"save_every={short.save_every * ratio}",
     ]

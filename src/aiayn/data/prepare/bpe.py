@@ -20,10 +20,10 @@ from aiayn.layout import TOKENIZER_FILE
 
 
 def default_vocab_size(n_train_pairs: int) -> int:
-    """A vocabulary that suits the corpus: small corpora cannot fill (or learn) a large one. No
-    fewer than 8,000 pieces: 2,000 lost about 2.5 test BLEU on 2,000 Bible verses (issue 56's
-    learning curve, benchmarks/README.md), though Sennrich & Zhang (2019) found fewer merges
-    better for little text at convergence."""
+    """A vocabulary that suits the corpus: small corpora cannot fill (or learn) a large one. 8,000
+    below 50,000 pairs (`learn_bpe` shrinks a default size to what the text holds): 2,000 lost
+    about 2.5 test BLEU on 2,000 Bible verses (issue 56's learning curve, benchmarks/README.md),
+    though Sennrich & Zhang (2019) found fewer merges better for little text at convergence."""
     if n_train_pairs < 50_000:
         return 8_000
     if n_train_pairs < 500_000:
