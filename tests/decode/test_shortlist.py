@@ -21,7 +21,7 @@ from aiayn.decode.precision import Int8Linear
 from aiayn.decode.shortlist import Shortlist, read_shortlist, write_shortlist
 from aiayn.decode.shortlisted import CutLayer, Shortlisting, cut
 from aiayn.decode.translate import load_model, nbest_hypotheses, translate_lines
-from aiayn.evaluate.shortlist import lexicon, top_targets
+from aiayn.evaluate.shortlist import coverage, lexicon, top_targets
 from aiayn.layout import SHORTLIST_FILE
 from tests.conftest import talking_model_dir
 from tests.data.conftest import make_bible_db
@@ -185,6 +185,20 @@ def test_the_batch_vocabulary_is_the_union_of_candidates_frequent_eos_and_contro
     assert shortlist.vocabulary(src[1:], eos_id=2, extra=[5]).tolist() == [2, 3, 4, 5, 7]
 
 
+def test_coverage_counts_the_lines_whose_every_piece_is_in_their_shortlist():
+    """A line is whole (its greedy output unchanged by the shortlist) only if all its pieces are."""
+    candidates = torch.full((10, 2), -1)
+    candidates[1] = torch.tensor([5, 6])
+    candidates[4] = torch.tensor([7, -1])
+    shortlist = Shortlist(candidates, torch.tensor([3]))
+    sources, eos = [[1, 2], [4, 2], [1, 4, 2]], 2
+    outputs = [[5, 3, 6], [7, 5], [6, 7, 3, 8]]  # whole; 5 is not 4's; 8 is nobody's
+    found = coverage(shortlist, sources, outputs, eos)
+    assert found.sentences == pytest.approx(1 / 3)
+    assert found.covered == pytest.approx(7 / 9)
+    assert found.mean_size == pytest.approx((4 + 3 + 5) / 3)  # {2, 3, 5, 6}, {2, 3, 7}, both
+
+
 def test_a_cut_int8_layer_gives_the_full_layers_rows():
     torch.manual_seed(0)
     layer = Int8Linear(torch.nn.Linear(16, 40, bias=True))
@@ -240,6 +254,9 @@ def test_aiayn_shortlist_builds_it_from_the_training_pairs(tiny_run, tiny_data, 
         and found.frequent.shape == (1, 10)
     )
     assert (found.candidates[0, 4:] >= 0).any()  # the pieces of the training sources have some
+    assert main([*args, "--choose", "--sentences", "6"]) == 0  # decodes 6 validation lines
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("k ")]
+    assert len(rows) == 25 and all("of lines whole: unchanged by it" in row for row in rows)
 
 
 def test_a_server_says_whether_it_decodes_over_the_shortlist(model_dir, tmp_path):

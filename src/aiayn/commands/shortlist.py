@@ -61,7 +61,12 @@ def run_shortlist(args: argparse.Namespace) -> int:
     grid = (KS, FREQUENT) if args.choose else ((args.k,), (args.frequent,))
     rows = measure(lex, *found, *grid)
     for row in rows:
-        greedy = f", greedy output {row.greedy.covered:.2%}" if row.greedy else ""
+        greedy = (
+            f", greedy output {row.greedy.covered:.2%} ({row.greedy.sentences:.1%} of lines "
+            "whole: unchanged by it)"
+            if row.greedy
+            else ""
+        )
         print(
             f"k {row.k:3d}, {row.frequent:4d} frequent: mean size {row.references.mean_size:7.1f}"
             f", reference pieces {row.references.covered:.2%}{greedy}"
