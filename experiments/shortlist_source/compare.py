@@ -14,9 +14,9 @@ layer: the share of outputs the shortlist changes, BLEU and chrF, and V' (the me
 one sentence). Prints a Markdown table.
 
 `--repeats N` then times each shortlist and the full layer on the real job (`open_translator`,
-fp32, text to text; greedy, the first 40 test sentences one at a time and the first 128 in
-batches of 32), each timing a fresh child process, the systems taking turns for N rounds
-(harness/rounds.py): output pieces/s, median (min-max).
+text to text, fp32 or `--engine int8 compile`; greedy, the first 40 test sentences one at a
+time and the first 128 in batches of 32), each timing a fresh child process, the systems taking
+turns for N rounds (harness/rounds.py): output pieces/s, median (min-max).
 """
 
 from __future__ import annotations
@@ -62,20 +62,21 @@ def mean_size(model: Path, data: DataDir) -> float:
     return sum(sizes) / len(sizes)
 
 
-def child(model: Path, data: Path) -> None:
+def child(model: Path, data: Path, engine: list[str]) -> None:
     """Print {configuration: [seconds, output pieces]} of one model directory's greedy search
-    (over its shortlist where it has one)."""
-    translator = open_translator(model)
+    (over its shortlist where it has one); engine: [precision, "compile"?]."""
+    translator = open_translator(model, precision=engine[0], compile="compile" in engine)
     lines = DataDir.open(data).sources("test", 128)
     search = lambda beam: GREEDY.replace(beam=beam)  # noqa: E731
     print(json.dumps(timed_searches(translator.nbest, lines, CONFIGS, (40, 128), search)))
 
 
-def speed(models: dict[str, Path], data: Path, repeats: int) -> None:
+def speed(models: dict[str, Path], data: Path, repeats: int, engine: list[str]) -> None:
     """Pieces/s of each model directory, the systems taking turns in fresh processes."""
 
     def timed(system: str) -> dict:
         args = [sys.executable, __file__, "--child", str(models[system]), "--data", str(data)]
+        args += ["--engine", *engine]
         done = subprocess.run(args, capture_output=True, text=True, check=True)
         return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -93,10 +94,13 @@ def main() -> None:
     parser.add_argument("--work", type=Path)
     parser.add_argument("--grid", nargs="+", default=["50:100", "50:500", "50:2000"])
     parser.add_argument("--repeats", type=int, default=0, help="speed rounds (0: none)")
+    parser.add_argument(
+        "--engine", nargs="+", default=["fp32"], help="the timed precision [compile]: int8 compile"
+    )
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     a = parser.parse_args()
     if a.child:
-        return child(a.child, a.data)
+        return child(a.child, a.data, a.engine)
     if not (a.model and a.own and a.work):
         parser.error("--model, --own and --work are needed")
     source = layout.model_dir(a.model)
@@ -134,7 +138,7 @@ def main() -> None:
                 row += [f"{chrf:.2f}"] if search == "greedy" else []
             print("| " + " | ".join(row) + " |", flush=True)
     if a.repeats:
-        speed(built, a.data, a.repeats)
+        speed(built, a.data, a.repeats, a.engine)
 
 
 if __name__ == "__main__":
