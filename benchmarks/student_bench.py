@@ -8,7 +8,8 @@ Real models, real test sentences, the real job: `open_translator(...).translate`
 text (tokenizing included), each system through the same public interface:
 
 - aiayn fp32, with and without the model's shortlist (`--no-shortlist`);
-- aiayn int8 with the compiled step (`--precision int8 --compile`) over the shortlist;
+- aiayn int8 with the compiled step (`--precision int8 --compile`) over the shortlist, on
+  aiayn's int8 kernel and (`weight-only`) on PyTorch's (`AIAYN_INT8_KERNEL=0`);
 - CTranslate2 int8 (`aiayn export --quantization int8`), with the shortlist as its vocabulary
   map (`use_vmap`) and without, on `--ct2-threads` threads (default 1: on 2 shared cores its int8
   runs 10x slower on 2 threads than on 1 at batch 1, decode_bench's table); aiayn on
@@ -51,10 +52,17 @@ KINDS: dict[str, tuple[str, str, bool, bool]] = {
     "fp32": ("aiayn", "fp32", False, False),
     "fp32 + shortlist": ("aiayn", "fp32", False, True),
     "int8 --compile + shortlist": ("aiayn", "int8", True, True),
+    "int8 --compile + shortlist, weight-only": ("aiayn", "int8", True, True),
     "CT2 int8": ("ctranslate2", "int8", False, False),
     "CT2 int8 + vmap": ("ctranslate2", "int8", False, True),
 }
 SYSTEMS = [f"{model} {kind}" for model in MODELS for kind in KINDS]
+DEFAULT_SYSTEMS = [s for s in SYSTEMS if not s.endswith("weight-only")]
+
+
+def kernel_switch(system: str) -> None:
+    """The int8 kernel on, or off for a `weight-only` system (`aiayn.decode.int8_kernel`)."""
+    os.environ["AIAYN_INT8_KERNEL"] = "0" if system.endswith("weight-only") else "1"
 
 
 def split_name(system: str) -> tuple[str, str]:
@@ -92,6 +100,7 @@ def setup(a: argparse.Namespace) -> None:
     for system in a.systems:
         compile = KINDS[split_name(system)[1]][2]
         if compile:  # compiled once here; every timed child loads the steps from disk
+            kernel_switch(system)
             opened(a, system).warm_up([1, 4])
             print(f"compiled: {system}", file=sys.stderr, flush=True)
     quality = a.work / "quality.json"
@@ -143,6 +152,7 @@ def child(a: argparse.Namespace, system: str) -> None:
     """Print {config: [seconds, output pieces]} for one system, each configuration warmed up."""
     from aiayn.data.data_dir import DataDir
 
+    kernel_switch(system)
     translator = opened(a, system)
     shortlist = KINDS[split_name(system)[1]][3]
     if shortlist and translator.shortlist is None:
@@ -231,7 +241,7 @@ def main() -> None:
     p.add_argument(
         "--aiayn-threads", type=int, default=0, help="PyTorch's threads (0: its default)"
     )
-    p.add_argument("--systems", nargs="+", default=SYSTEMS, choices=SYSTEMS)
+    p.add_argument("--systems", nargs="+", default=DEFAULT_SYSTEMS, choices=SYSTEMS)
     p.add_argument("--json", type=Path, help="also write the results here")
     p.add_argument("--child", choices=SYSTEMS, help=argparse.SUPPRESS)
     p.add_argument("--setup", action="store_true", help=argparse.SUPPRESS)

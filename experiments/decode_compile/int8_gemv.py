@@ -7,7 +7,9 @@ and the compiled step's weight-only int8 kernel (`_weight_int8pack_mm`, bf16 act
 55% of it there; CTranslate2 multiplies int8 by int8 (oneDNN's u8s8s32) in about half that time.
 Every one-row product PyTorch 2.13 has for int8 weights, on one thread, each timed over
 `--calls` calls, the forms taking turns for `--rounds` rounds: us a call, median (min-max).
-The int8-by-int8 kernels are timed on activations already quantized, so they are their best case.
+PyTorch's int8-by-int8 kernels are timed on activations already quantized, so they are their best
+case; aiayn's own (`aiayn.decode.int8_kernel`, the answer to this question) quantizes its bf16
+input inside the call.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from torch import Tensor
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root: harness/
 
+from aiayn.decode import int8_kernel
 from harness.machine import cpu_model
 
 SHAPES = ((1, 256, 256), (1, 256, 768), (1, 256, 1024), (1, 1024, 256), (4, 256, 256))
@@ -53,7 +56,13 @@ def forms(rows: int, n_in: int, n_out: int) -> dict[str, Callable[[], Tensor]]:
     onednn_args = (x_scale, 128, onednn, scale, zero_points, bias, 1.0, 0, torch.float32)
     wf = wq.float() * scale[:, None]
     dequant = torch.compile(lambda h: (h[:, None, :] * wq.float()).sum(-1) * scale + bias)
-    return {
+    packed = int8_kernel.pack(wq) if int8_kernel.available() else None
+    ours = {} if packed is None else {
+        "aiayn int8_kernel, bf16 in and out": lambda: (
+            int8_kernel.int8_mm(xb, packed, scale_b) + bias_b
+        ),
+    }  # fmt: skip
+    return ours | {
         "F.linear float32": lambda: F.linear(x, wf, bias),
         "_weight_int8pack_mm, bf16 (ours)": lambda: (
             torch._weight_int8pack_mm(xb, wq, scale_b) + bias_b

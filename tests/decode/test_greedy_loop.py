@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from aiayn.config import DecodeConfig
+from aiayn.decode import int8_kernel
 from aiayn.decode.compiled import CompiledModel
 from aiayn.decode.greedy import greedy_decode, greedy_hypotheses, most_probable
 from aiayn.decode.greedy_loop import LOOP_ROWS, GreedyLoop, LoopCut
@@ -50,11 +51,6 @@ def eager_loop(
     return Walked([[t for t in row if t not in (eos, pad)] for row in out.tolist()], total.tolist())
 
 
-def as_cut(model: ShortlistModel) -> LoopCut:
-    layer = model.layer
-    return LoopCut(model.vocab, model.own, layer.weight, layer.scale, layer.bias)
-
-
 @pytest.mark.parametrize(
     ("precision", "guards"),
     [("fp32", (0, 0)), ("int8", (0, 0)), ("fp32", (2, 0)), ("fp32", (3, 2))],
@@ -70,7 +66,7 @@ def test_the_loop_decodes_and_scores_as_the_step_by_step_search(on_cpu, precisio
     src = sources(model.cfg)
     short = shortlisted(model)
     cfg = CFG.replace(no_repeat_ngram=guards[0], stutter_guard=guards[1])
-    for searched, loop_cut in ((model, None), (short, as_cut(short))):
+    for searched, loop_cut in ((model, None), (short, short.loop_cut())):
         step_by_step = token_by_token(searched, src, most_probable, cfg, scored=True)
         found = eager_loop(model, src, loop_cut, cfg)
         if any(guards):  # they had something to ban
@@ -78,7 +74,8 @@ def test_the_loop_decodes_and_scores_as_the_step_by_step_search(on_cpu, precisio
         assert found.tokens == step_by_step.tokens
         assert len({len(t) for t in found.tokens}) > 1  # the rows ended apart
         assert found.log_probs == pytest.approx(step_by_step.log_probs, rel=1e-5)
-    assert (as_cut(short).kind == "int8") == (precision == "int8")
+    int8_kind = "packed" if int8_kernel.available() else "int8"
+    assert short.loop_cut().kind == (int8_kind if precision == "int8" else "float")
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 4])

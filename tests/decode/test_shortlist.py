@@ -15,6 +15,7 @@ from aiayn.data.languages import tag
 from aiayn.data.token_ids import load_ids
 from aiayn.data.tokenizer import Tokenizer
 from aiayn.decode import compiled as compiled_module
+from aiayn.decode import int8_kernel
 from aiayn.decode import shortlist as shortlist_file
 from aiayn.decode.compiled import CompiledModel
 from aiayn.decode.precision import Int8Linear
@@ -199,12 +200,16 @@ def test_coverage_counts_the_lines_whose_every_piece_is_in_their_shortlist():
     assert found.mean_size == pytest.approx((4 + 3 + 5) / 3)  # {2, 3, 5, 6}, {2, 3, 7}, both
 
 
-def test_a_cut_int8_layer_gives_the_full_layers_rows():
+@pytest.mark.parametrize("kernel", ["1", "0"])
+def test_a_cut_int8_layer_gives_the_full_layers_rows(monkeypatch, kernel):
+    """On aiayn's int8 kernel (the cut packed again) and on PyTorch's weight-only one."""
+    monkeypatch.setenv("AIAYN_INT8_KERNEL", kernel)
     torch.manual_seed(0)
     layer = Int8Linear(torch.nn.Linear(16, 40, bias=True))
     h = torch.randn(3, 1, 16, dtype=torch.bfloat16)
     vocab = torch.tensor([0, 5, 17, 39])
-    rows = cut(CutLayer(layer.weight, layer.bias, layer.scale), vocab)
+    rows = cut(CutLayer(layer.weight, layer.bias, layer.scale, layer.packed), vocab)
+    assert (rows.packed is not None) == (kernel == "1" and int8_kernel.available())
     torch.testing.assert_close(rows(h), layer(h)[..., vocab])
 
 

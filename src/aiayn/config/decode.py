@@ -132,7 +132,7 @@ class EngineConfig(FrozenConfig):
     # fp32; bf16: weights cast; int8: dynamic int8 linear layers (CPU); other engines: fp32 only
     precision: DecodePrecision = "fp32"
     compile: bool = (
-        False  # our engine's decoder step compiled ahead of time (CPU; int8: weight-only)
+        False  # our engine's decoder step compiled ahead of time (CPU; int8: decode.int8_kernel)
     )
     # CPU threads: CTranslate2's and ONNX Runtime's own; ours sets PyTorch's, which are the
     # whole process's (torch.set_num_threads); 0 = each one's default

@@ -38,8 +38,12 @@ def default_cache_dir() -> Path:
     """Where compiled steps are kept: $AIAYN_COMPILE_CACHE, or $XDG_CACHE_HOME/aiayn/compiled."""
     if "AIAYN_COMPILE_CACHE" in os.environ:
         return Path(os.environ["AIAYN_COMPILE_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "aiayn" / "compiled"
+    return cache_home() / "compiled"
+
+
+def cache_home() -> Path:
+    """aiayn's own cache: $XDG_CACHE_HOME/aiayn, or ~/.cache/aiayn."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "aiayn"
 
 
 def step_digest(model: Transformer, precision: str) -> str:
@@ -58,7 +62,7 @@ def step_digest(model: Transformer, precision: str) -> str:
 def code_files() -> list[Path]:
     """The code a compiled step runs: a change to any of it is a new compiled step."""
     package = Path(__file__).resolve().parent.parent
-    rooms = ("model/*.py", "config/*.py", "decode/**/*.py")
+    rooms = ("model/*.py", "config/*.py", "decode/**/*.py", "decode/**/*.cpp")
     return [path for room in rooms for path in package.glob(room)]
 
 

@@ -230,8 +230,7 @@ class CompiledModel:
         if 1 in beams:  # greedy decoding's whole loop, over the layer and over its cuts
             self.loop(None, guards)
             if states:
-                cut = "int8" if isinstance(self.model.out_proj, Int8Linear) else "float"
-                self.loop(cut, guards)
+                self.loop(cut_kind(self.model.out_proj), guards)
         self.build_on_demand = False
 
     def step(self, group: int, states: bool = False) -> Callable[..., Tensor]:
@@ -250,7 +249,7 @@ class CompiledModel:
         self, cut: str | None, guards: tuple[int, int] = (0, 0)
     ) -> Callable[..., list[Tensor]] | None:
         """The compiled greedy search over the whole output layer (None) or a shortlist's cut
-        of it ("float", "int8"), under these guards (no_repeat_ngram, stutter_guard): loaded,
+        of it (`LoopCut.kind`), under these guards (no_repeat_ngram, stutter_guard): loaded,
         or compiled once; None where it is not to be built now (uncompiled, or a server past
         its warm-up: the step by step search runs)."""
         if (cut, guards) not in self._loops:
@@ -327,3 +326,10 @@ if TYPE_CHECKING:  # the stand-ins, held to the searches' protocols by the type 
 
     def _compiled(model: CompiledModel) -> DecodingModel[StepCache]:
         return model
+
+
+def cut_kind(layer: nn.Module | None) -> str:
+    """The kind of cut (`LoopCut.kind`) a shortlist makes of this output layer."""
+    if isinstance(layer, Int8Linear):
+        return "int8" if layer.packed is None else "packed"
+    return "float"

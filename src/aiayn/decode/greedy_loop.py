@@ -27,6 +27,7 @@ from torch._higher_order_ops import while_loop
 from torch.export import Dim
 
 from aiayn.config import ModelConfig
+from aiayn.decode import int8_kernel
 from aiayn.decode.compile_cache import LARGEST
 from aiayn.decode.rules import FORCED_EOS_SCORE, block_repeats_in, block_stutter_in
 from aiayn.model import FixedKVCache, Transformer
@@ -44,13 +45,15 @@ class LoopCut:
 
     vocab: Tensor  # (V',) ascending piece ids
     own: Tensor  # (B, V') bool, the pieces each row may emit
-    weight: Tensor  # (V', D) float, or int8 with `scale`
+    weight: Tensor  # (V', D) float, or int8 with `scale` (packed: as `int8_kernel.pack` lays it)
     scale: Tensor | None  # (V',) the int8 rows' scales
     bias: Tensor | None  # (V',)
+    packed: bool = False  # int8 rows multiplied by `int8_kernel`
 
     @property
     def kind(self) -> str:
-        return "float" if self.scale is None else "int8"
+        """What `GreedyLoop` projects with: "float", "int8" (weight-only) or "packed"."""
+        return "float" if self.scale is None else "packed" if self.packed else "int8"
 
     def inputs(self) -> tuple[Tensor, ...]:
         """`GreedyLoop.forward`'s vocab, own, weight, scale, bias (zeros where it has none)."""
@@ -81,8 +84,8 @@ class GreedyLoop(nn.Module):
 
     Args:
         model: the model in its decoding precision.
-        cut: None projects with the model's own output layer; "float" or "int8" with a
-            shortlist's cut rows given to `forward` (`LoopCut`).
+        cut: None projects with the model's own output layer; "float", "int8" or "packed" with
+            a shortlist's cut rows given to `forward` (`LoopCut.kind`).
         guards: (no_repeat_ngram, stutter_guard) as `DecodeConfig` has them (0: off).
     """
 
@@ -178,6 +181,8 @@ class GreedyLoop(nn.Module):
         """(B, D) decoder states -> (B, V') logits over `vocab` (as `CutLayer` makes them)."""
         if self.cut is None:
             return self.model.project(states)
+        if self.cut == "packed":
+            return int8_kernel.int8_mm(states, weight, scale) + bias
         if self.cut == "int8":
             return torch._weight_int8pack_mm(states, weight, scale) + bias
         return F.linear(states.to(weight.dtype), weight, bias)
@@ -214,8 +219,10 @@ def loop_example(loop: GreedyLoop) -> tuple[Any, ...]:
     if loop.cut is None:
         cut = full_inputs(loop.model, B)
     else:
-        weight = torch.ones(V, cfg.d_model, dtype=torch.int8 if loop.cut == "int8" else dtype)
-        scale = torch.ones(V, dtype=dtype) if loop.cut == "int8" else torch.empty(0, dtype=dtype)
+        int8 = loop.cut in ("int8", "packed")
+        weight = torch.ones(V, cfg.d_model, dtype=torch.int8 if int8 else dtype)
+        weight = int8_kernel.pack(weight) if loop.cut == "packed" else weight
+        scale = torch.ones(V, dtype=dtype) if int8 else torch.empty(0, dtype=dtype)
         vocab = torch.tensor([cfg.eos_id, *range(cfg.vocab_size - V + 1, cfg.vocab_size)])
         cut = (
             vocab.sort().values,
@@ -247,6 +254,7 @@ def loop_shapes(loop: GreedyLoop) -> tuple[Any, ...]:
         cut: tuple[Any, ...] = ({}, {0: B}, {}, {}, {})
     else:
         V = Dim("V", min=1, max=LARGEST)
-        scale = {0: V} if loop.cut == "int8" else {}
-        cut = ({0: V}, {0: B, 1: V}, {0: V}, scale, {0: V})
+        scale = {0: V} if loop.cut in ("int8", "packed") else {}
+        rows = {0: Dim("P", min=1, max=LARGEST)} if loop.cut == "packed" else {0: V}
+        cut = ({0: V}, {0: B, 1: V}, rows, scale, {0: V})
     return (per_layer, per_layer, memory, memory, {0: B, 3: S}, {0: B}, {}, *cut)

@@ -5,11 +5,12 @@ calibration data:
 
 - eager decoding: PyTorch's dynamic quantization. Each input is also quantized, on the fly per
   call, and the products run in int8: what CTranslate2's `int8` compute type does on a CPU.
-- compiled decoding (`--compile`, `aiayn.decode.compiled`): weight-only int8 in the compiled
-  step. The activations stay bf16 and the kernel (`_weight_int8pack_mm`, as torchao's int8
-  weight-only quantization) reads int8 weights, half the bytes of bf16 ones: at batch 1 a
-  decoder step is bound by reading its weights. Dynamic int8 layers cannot be compiled; the
-  encoder, which runs eagerly, is dynamic int8 (`int8_encoder`).
+- compiled decoding (`--compile`, `aiayn.decode.compiled`): `Int8Linear`, int8 weights in the
+  compiled step, multiplied by aiayn's own int8 kernel (`int8_kernel`: each input row quantized
+  on the fly, as dynamic int8 does) where it builds, else weight-only by PyTorch's
+  `_weight_int8pack_mm` (bf16 activations, as torchao's int8 weight-only quantization). torch.ao's
+  dynamic int8 layers cannot be compiled; the encoder, which runs eagerly, is dynamic int8
+  (`int8_encoder`).
 
 Scores are normalized in float32 either way.
 """
@@ -24,6 +25,7 @@ import torch
 from torch import Tensor, nn
 
 from aiayn.config import DECODE_PRECISIONS
+from aiayn.decode import int8_kernel
 from aiayn.model import Transformer
 
 
@@ -43,11 +45,13 @@ def for_decoding(model: Transformer, precision: str, weight_only: bool = False) 
 
 class Int8Linear(nn.Module):
     """y = x W^T + b with W stored as int8, one scale per output row (symmetric, round to
-    nearest), and x, y, b in bf16: weight-only quantization on PyTorch's int8-weight kernel."""
+    nearest), and x, y, b in bf16: int8 by int8 on `int8_kernel` where it builds (W also packed
+    for it), else weight-only on PyTorch's int8-weight kernel."""
 
     weight: Tensor  # (out, in) int8, a buffer
     scale: Tensor  # (out,) per-row scales, a buffer
     bias: Tensor | None  # (out,) or None, a buffer
+    packed: Tensor | None  # W as `int8_kernel.pack` lays it out, a buffer; None without it
 
     def __init__(self, linear: nn.Linear, dtype: torch.dtype = torch.bfloat16) -> None:
         super().__init__()
@@ -55,6 +59,8 @@ class Int8Linear(nn.Module):
         scale = (w.abs().amax(dim=1).clamp(min=1e-12) / 127.0).to(dtype)  # (out,), as applied
         quantized = (w / scale.float()[:, None]).round().clamp(-127, 127)  # (out, in)
         self.register_buffer("weight", quantized.to(torch.int8))
+        packed = int8_kernel.pack(self.weight) if int8_kernel.available() else None
+        self.register_buffer("packed", packed)
         self.register_buffer("scale", scale)
         bias = None if linear.bias is None else linear.bias.detach().to(dtype)
         self.register_buffer("bias", bias)
@@ -66,7 +72,11 @@ class Int8Linear(nn.Module):
     def rows(self, x: Tensor, start: int, stop: int) -> Tensor:
         """Outputs start..stop-1 (`attention.linear_rows`): (..., in) -> (..., stop - start)."""
         flat = x.reshape(-1, x.shape[-1])  # (M, in)
-        y = torch._weight_int8pack_mm(flat, self.weight[start:stop], self.scale[start:stop])
+        if self.packed is not None and start % int8_kernel.ROWS == 0:
+            rows = self.packed[start : -(-stop // int8_kernel.ROWS) * int8_kernel.ROWS]
+            y = int8_kernel.int8_mm(flat, rows, self.scale[start:stop])
+        else:
+            y = torch._weight_int8pack_mm(flat, self.weight[start:stop], self.scale[start:stop])
         if self.bias is not None:
             y = y + self.bias[start:stop]
         return y.view(*x.shape[:-1], -1)  # (..., stop - start)

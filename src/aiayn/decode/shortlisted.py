@@ -24,6 +24,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from aiayn.config import DecodeConfig, ModelConfig
+from aiayn.decode import int8_kernel
 from aiayn.decode.compiled import CompiledModel
 from aiayn.decode.controls.steering import SentenceControls
 from aiayn.decode.greedy_loop import LoopCut
@@ -41,13 +42,17 @@ class CutLayer:
     weight: Tensor  # (V', D) float, or int8 with `scale`
     bias: Tensor | None  # (V',)
     scale: Tensor | None = None  # (V',): the int8 rows' scales (`Int8Linear`)
+    packed: Tensor | None = None  # the int8 rows packed for `int8_kernel`, where it runs
 
     def __call__(self, h: Tensor) -> Tensor:
         """(..., D) decoder states -> (..., V') logits."""
         if self.scale is None:
             return F.linear(h.to(self.weight.dtype), self.weight, self.bias)  # (..., V')
         flat = h.reshape(-1, h.shape[-1])  # (M, D)
-        y = torch._weight_int8pack_mm(flat, self.weight, self.scale)  # (M, V')
+        if self.packed is not None:
+            y = int8_kernel.int8_mm(flat, self.packed, self.scale)  # (M, V')
+        else:
+            y = torch._weight_int8pack_mm(flat, self.weight, self.scale)  # (M, V')
         y = y if self.bias is None else y + self.bias
         return y.view(*h.shape[:-1], -1)  # (..., V')
 
@@ -59,7 +64,7 @@ def output_rows(model: Transformer) -> CutLayer:
     if layer is None:  # tied: the shared embedding matrix (section 3.4)
         return CutLayer(model.src_embed.weight, None)
     if isinstance(layer, Int8Linear):
-        return CutLayer(layer.weight, layer.bias, layer.scale)
+        return CutLayer(layer.weight, layer.bias, layer.scale, layer.packed)
     if isinstance(layer, nn.Linear):
         return CutLayer(layer.weight, layer.bias)
     # torch.ao's dynamic quantized Linear: weight() and bias() are methods
@@ -69,10 +74,12 @@ def output_rows(model: Transformer) -> CutLayer:
 def cut(rows: CutLayer, vocab: Tensor) -> CutLayer:
     """The rows of the pieces `vocab` (V',)."""
     vocab = vocab.to(rows.weight.device)
+    weight = rows.weight.index_select(0, vocab)
     return CutLayer(
-        rows.weight.index_select(0, vocab),
+        weight,
         None if rows.bias is None else rows.bias.index_select(0, vocab),
         None if rows.scale is None else rows.scale.index_select(0, vocab),
+        None if rows.packed is None else int8_kernel.pack(weight),
     )
 
 
@@ -169,9 +176,13 @@ class ShortlistModel:
         where the model runs its steps one by one."""
         if not isinstance(self.model, CompiledModel):
             return None
-        layer = self.layer
-        cut = LoopCut(self.vocab, self.own, layer.weight, layer.scale, layer.bias)
-        return self.model.greedy(src, cfg, scored, cut)
+        return self.model.greedy(src, cfg, scored, self.loop_cut())
+
+    def loop_cut(self) -> LoopCut:
+        """The cut as the compiled greedy loop takes it: int8 rows packed where they are."""
+        layer, packed = self.layer, self.layer.packed
+        weight = layer.weight if packed is None else packed
+        return LoopCut(self.vocab, self.own, weight, layer.scale, layer.bias, packed is not None)
 
     def spread(self, states: Tensor, own: Tensor) -> Tensor:
         """(B, T, D) states, (B, V') each row's pieces -> (B, T, V) float32 log-probabilities

@@ -312,7 +312,7 @@ def load_model(
     precision: fp32; bf16 casts the weights (about 2x faster decoding on a recent CPU); int8
     makes the linear layers dynamic int8 (CPU only). Scores are normalized in float32.
     compile: a `CompiledModel`, whose decoder step runs compiled ahead of time (CPU; with int8,
-    a weight-only int8 step and a dynamic int8 encoder: `decode.precision`).
+    an int8 step on `decode.int8_kernel` and a dynamic int8 encoder: `decode.precision`).
     """
     directory = layout.model_dir(path)
     model = Transformer.load(directory, device=usable_device(device)).eval()

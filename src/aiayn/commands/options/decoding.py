@@ -11,7 +11,7 @@ from aiayn.config.decode import guards_text
 COMPILE_HELP = (
     "run the decoder step compiled ahead of time (CPU; 3x faster at batch 1): the first use of "
     "a beam size compiles for about 20 s, kept on disk for later runs; with --precision int8 "
-    "the weights are int8 and the activations bf16"
+    "int8 by int8, as CTranslate2 (a kernel built once per CPU, about a minute)"
 )
 
 
