@@ -63,6 +63,10 @@ def build(name: str, library: Path) -> None:
     print("aiayn: building the int8 kernel for this CPU (once, about a minute)", file=sys.stderr)
     library.parent.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("CXX", cxx())
+    # ninja (a dependency) lies beside this interpreter, which need not be on the PATH
+    here = str(Path(sys.executable).parent)
+    if here not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = os.pathsep.join([here, os.environ.get("PATH", "")])
     with tempfile.TemporaryDirectory(dir=library.parent) as tmp:
         compile_and_load(
             name=name,
