@@ -21,6 +21,7 @@ import sys
 import tempfile
 import warnings
 from pathlib import Path
+from unittest import mock
 
 import torch
 from torch import Tensor
@@ -62,12 +63,14 @@ def build(name: str, library: Path) -> None:
 
     print("aiayn: building the int8 kernel for this CPU (once, about a minute)", file=sys.stderr)
     library.parent.mkdir(parents=True, exist_ok=True)
-    os.environ.setdefault("CXX", cxx())
-    # ninja (a dependency) lies beside this interpreter, which need not be on the PATH
-    here = str(Path(sys.executable).parent)
-    if here not in os.environ.get("PATH", "").split(os.pathsep):
-        os.environ["PATH"] = os.pathsep.join([here, os.environ.get("PATH", "")])
-    with tempfile.TemporaryDirectory(dir=library.parent) as tmp:
+    # the compiler inductor uses, and ninja (a dependency) from beside this interpreter, which
+    # need not be on the PATH: for this build only
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    build_env = {"CXX": cxx(), "PATH": path}
+    with (
+        mock.patch.dict(os.environ, build_env),
+        tempfile.TemporaryDirectory(dir=library.parent) as tmp,
+    ):
         compile_and_load(
             name=name,
             sources=[str(SOURCE)],
